@@ -1,0 +1,34 @@
+"""Installs bert_tf: Google's BERT on TensorFlow 2 and Keras."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="bert_tf",
+    version="0.1.0",
+    description=(
+        "BERT pretraining, fine-tuning and checkpoint compatibility on "
+        "TensorFlow 2 / Keras, for TPU, GPU and CPU."
+    ),
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["bert_tf", "bert_tf.*"]),
+    py_modules=[
+        "create_pretraining_data",
+        "run_pretraining",
+        "run_classifier",
+    ],
+    install_requires=[
+        "tensorflow==2.21.*",
+        "tensorflow-text==2.21.*",
+        "tensorflow-datasets",
+        "absl-py",
+        "numpy",
+        # Reads Hugging Face model.safetensors without torch or pickle.
+        "safetensors",
+    ],
+    extras_require={
+        "test": ["pytest", "ruff"],
+    },
+)
