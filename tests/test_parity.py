@@ -1,0 +1,70 @@
+"""Parity with Hugging Face transformers on the real all-MiniLM-L6-v2 weights.
+
+The reference outputs come from tools/make_parity_fixture.py (transformers
+BertModel, PyTorch, float32); this test needs neither torch nor transformers.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import checkpoints
+from bert_tf.modeling import BertModel
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_minilm.npz")
+TOLERANCE = 1e-4
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return dict(np.load(FIXTURE))
+
+
+def _encode(folder_or_prefix, reference):
+    config = checkpoints.find_config(folder_or_prefix)
+    model = BertModel(config)
+    report = checkpoints.load_weights(folder_or_prefix, model)
+    inputs = {k: reference[k] for k in ("input_ids", "input_mask", "segment_ids")}
+    return model(inputs, training=False), report
+
+
+def _assert_matches(outputs, reference):
+    mask = reference["input_mask"].astype(bool)
+    sequence = outputs["sequence_output"].numpy()[mask]
+    assert sequence.shape == reference["sequence_output_real"].shape
+    seq_diff = np.abs(sequence - reference["sequence_output_real"]).max()
+    pooled_diff = np.abs(outputs["pooled_output"].numpy() - reference["pooled_output"]).max()
+    assert seq_diff <= TOLERANCE, f"sequence_output max abs diff {seq_diff:.2e}"
+    assert pooled_diff <= TOLERANCE, f"pooled_output max abs diff {pooled_diff:.2e}"
+
+
+def test_fixture_covers_pairs_and_padding(reference):
+    assert reference["input_ids"].shape[0] >= 20
+    assert reference["segment_ids"].max() == 1, "no sentence pairs"
+    lengths = reference["input_mask"].sum(axis=1)
+    assert len(set(lengths.tolist())) > 10 and lengths.min() < reference["input_mask"].shape[1]
+
+
+def test_hf_weights_match_transformers(minilm_folder, reference):
+    outputs, report = _encode(minilm_folder, reference)
+    assert report.format == "hf"
+    assert report.initialized == [] and "embeddings.position_ids" in report.skipped
+    # The HF config says "gelu", which is the exact erf form.
+    assert checkpoints.find_config(minilm_folder).hidden_act == "gelu_exact"
+    _assert_matches(outputs, reference)
+
+
+def test_google_format_round_trip_matches(minilm_folder, reference, tmp_path):
+    outputs, _ = _encode(minilm_folder, reference)
+    prefix = str(tmp_path / "bert_model.ckpt")
+    checkpoints.convert(minilm_folder, prefix, "google")
+    names = {name for name, _ in tf.train.list_variables(prefix)}
+    assert "bert/encoder/layer_0/attention/self/query/kernel" in names
+    assert "bert/pooler/dense/kernel" in names
+    reloaded, report = _encode(prefix, reference)
+    assert report.format == "google"
+    np.testing.assert_array_equal(
+        reloaded["sequence_output"].numpy(), outputs["sequence_output"].numpy())
+    _assert_matches(reloaded, reference)
