@@ -76,7 +76,8 @@ def main():
 
     firsts = SINGLES + [a for a, _ in PAIRS]
     seconds = [None] * len(SINGLES) + [b for _, b in PAIRS]
-    rows = [tokenizer(a, b) if b is not None else tokenizer(a) for a, b in zip(firsts, seconds, strict=True)]
+    rows = [tokenizer(a, b) if b is not None else tokenizer(a)
+            for a, b in zip(firsts, seconds, strict=True)]
     length = max(len(r["input_ids"]) for r in rows)
     batch = {key: np.zeros((len(rows), length), np.int32)
              for key in ("input_ids", "attention_mask", "token_type_ids")}
