@@ -3,7 +3,9 @@
 Each head keeps the original's weight shapes, so checkpoints.py maps the
 original cls/predictions/*, cls/seq_relationship/* and output_weights /
 output_bias variables one to one. Heads return float32 logits under any
-mixed-precision policy, because the losses need the full range.
+mixed-precision policy, because the losses need the full range. (Inside
+call() Keras hands out variables in the compute dtype, hence the explicit
+float32 casts of the biases.)
 """
 
 import tensorflow as tf
@@ -64,7 +66,7 @@ class MaskedLMHead(keras.layers.Layer):
         hidden = tf.cast(self.layer_norm(self.transform(hidden)), self.compute_dtype)
         table = tf.cast(self._embedding_table(), self.compute_dtype)
         logits = tf.einsum("bph,vh->bpv", hidden, table)
-        return tf.cast(logits, tf.float32) + self.output_bias
+        return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
 
 
 class NextSentenceHead(keras.layers.Layer):
@@ -93,7 +95,7 @@ class NextSentenceHead(keras.layers.Layer):
     def call(self, pooled_output):
         """Args: pooled_output [batch, hidden]. Returns: float32 logits [batch, 2]."""
         logits = tf.matmul(pooled_output, self.output_weights, transpose_b=True)
-        return tf.cast(logits, tf.float32) + self.output_bias
+        return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
 
 
 class ClassifierHead(keras.layers.Layer):
@@ -127,4 +129,4 @@ class ClassifierHead(keras.layers.Layer):
         """Args: pooled_output [batch, hidden]. Returns: float32 logits [batch, num_labels]."""
         hidden = self.dropout(pooled_output, training=training)
         logits = tf.matmul(hidden, self.output_weights, transpose_b=True)
-        return tf.cast(logits, tf.float32) + self.output_bias
+        return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)

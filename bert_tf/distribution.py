@@ -1,0 +1,137 @@
+"""Chooses the tf.distribute strategy: TPU, else GPUs, else the CPU.
+
+Every script defines the same TPU flags with define_tpu_flags() and gets its
+strategy from strategy_from_flags(), so the same command line runs on a Cloud
+TPU, a GPU box or a laptop. The original repository's flags (use_tpu,
+tpu_name, tpu_zone, gcp_project, master, num_tpu_cores) keep working; --tpu
+is the shorter modern spelling.
+
+Order of preference:
+  1. TPUStrategy, when a TPU is named (--tpu=NAME, --tpu=local, --use_tpu
+     with --tpu_name or --master) or found (the TPU_NAME or COLAB_TPU_ADDR
+     environment variables, or TPU devices visible to this process, as on a
+     Colab or Cloud TPU VM).
+  2. MultiWorkerMirroredStrategy, when TF_CONFIG describes several workers.
+  3. MirroredStrategy over all local GPUs.
+  4. The default strategy, on the CPU.
+"""
+
+import json
+import os
+
+import tensorflow as tf
+from absl import flags, logging
+
+
+def define_tpu_flags():
+    """Defines the original's TPU flags, plus --tpu. Call once per script."""
+    flags.DEFINE_string(
+        "tpu", None,
+        "TPU to use: a name or grpc:// address, or 'local' on a TPU VM. Empty: "
+        "detect one (Colab, TPU VM), else use the GPUs, else the CPU.")
+    flags.DEFINE_bool(
+        "use_tpu", False,
+        "Original flag. Require a TPU; with --tpu_name or --master naming it. A TPU "
+        "that is found is used even without this flag.")
+    flags.DEFINE_string("tpu_name", None, "Original flag: the Cloud TPU name or address.")
+    flags.DEFINE_string("tpu_zone", None, "Original flag: GCE zone of the Cloud TPU.")
+    flags.DEFINE_string("gcp_project", None, "Original flag: GCP project of the Cloud TPU.")
+    flags.DEFINE_string("master", None, "Original flag: TPU master address (grpc://...).")
+    flags.DEFINE_integer(
+        "num_tpu_cores", 8,
+        "Original flag: TPU cores to use. TPUStrategy uses every core of the TPU; a "
+        "different count is reported as a warning.")
+
+
+def _named_tpu(tpu, use_tpu, tpu_name, master):
+    """The TPU the flags or environment point at, or None; with the reason."""
+    for value, reason in ((tpu, "--tpu"), (tpu_name, "--tpu_name"), (master, "--master")):
+        if value:
+            return value, f"{reason}={value}"
+    for variable in ("TPU_NAME", "COLAB_TPU_ADDR"):
+        if os.environ.get(variable):
+            address = os.environ[variable]
+            if variable == "COLAB_TPU_ADDR":
+                address = "grpc://" + address
+            return address, f"${variable} is set"
+    if tf.config.list_physical_devices("TPU"):
+        return "local", "TPU devices are attached to this process"
+    if use_tpu:
+        return "local", "--use_tpu without a name: trying the local TPU"
+    return None, None
+
+
+def _worker_count():
+    """Number of workers that TF_CONFIG describes (1 when unset)."""
+    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
+    return len(config.get("cluster", {}).get("worker", [])) or 1
+
+
+def resolve_strategy(tpu=None, use_tpu=False, tpu_name=None, tpu_zone=None,
+                     gcp_project=None, master=None, num_tpu_cores=8):
+    """Returns the best tf.distribute.Strategy for this machine, and logs why.
+
+    Args:
+      tpu: A TPU name, grpc:// address or "local"; see the module docstring.
+      use_tpu: The original flag; True requires a TPU.
+      tpu_name, tpu_zone, gcp_project, master: The original's TPU flags.
+      num_tpu_cores: The original flag; checked against what the TPU has.
+
+    Returns:
+      A tf.distribute.Strategy. Create models and optimizers in its scope().
+
+    Raises:
+      RuntimeError: when use_tpu is set and no TPU can be reached.
+    """
+    address, reason = _named_tpu(tpu, use_tpu, tpu_name, master)
+    if address is not None:
+        try:
+            resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+                tpu=address, zone=tpu_zone, project=gcp_project)
+            if address != "local":
+                tf.config.experimental_connect_to_cluster(resolver)
+            tf.tpu.experimental.initialize_tpu_system(resolver)
+            strategy = tf.distribute.TPUStrategy(resolver)
+        except (ValueError, RuntimeError, tf.errors.OpError) as e:
+            if use_tpu or tpu or tpu_name or master:
+                raise RuntimeError(f"could not reach the TPU ({reason}): {e}") from e
+            logging.warning("A TPU seemed present (%s) but could not be used: %s", reason, e)
+        else:
+            cores = strategy.num_replicas_in_sync
+            if cores != num_tpu_cores:
+                logging.warning("--num_tpu_cores=%d, but the TPU has %d cores; using %d.",
+                                num_tpu_cores, cores, cores)
+            logging.info("Strategy: TPUStrategy with %d cores, because %s.", cores, reason)
+            return strategy
+
+    workers = _worker_count()
+    if workers > 1:
+        strategy = tf.distribute.MultiWorkerMirroredStrategy()
+        logging.info("Strategy: MultiWorkerMirroredStrategy, because TF_CONFIG lists %d "
+                     "workers (%d replicas in all).", workers, strategy.num_replicas_in_sync)
+        return strategy
+
+    gpus = tf.config.list_logical_devices("GPU")
+    if gpus:
+        strategy = tf.distribute.MirroredStrategy()
+        logging.info("Strategy: MirroredStrategy over %d GPU(s), because no TPU was found.",
+                     len(gpus))
+        return strategy
+
+    logging.info("Strategy: default strategy on the CPU, because no TPU or GPU was found.")
+    return tf.distribute.get_strategy()
+
+
+def strategy_from_flags(flag_values=None):
+    """resolve_strategy() with the values of define_tpu_flags()'s flags.
+
+    Args:
+      flag_values: An absl FlagValues; defaults to absl.flags.FLAGS.
+
+    Returns:
+      A tf.distribute.Strategy.
+    """
+    f = flag_values or flags.FLAGS
+    return resolve_strategy(
+        tpu=f.tpu, use_tpu=f.use_tpu, tpu_name=f.tpu_name, tpu_zone=f.tpu_zone,
+        gcp_project=f.gcp_project, master=f.master, num_tpu_cores=f.num_tpu_cores)
