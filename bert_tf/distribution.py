@@ -23,24 +23,29 @@ import tensorflow as tf
 from absl import flags, logging
 
 
-def define_tpu_flags():
-    """Defines the original's TPU flags, plus --tpu. Call once per script."""
+def define_tpu_flags(flag_values=flags.FLAGS):
+    """Defines the original's TPU flags, plus --tpu. Call once per script.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
     flags.DEFINE_string(
         "tpu", None,
         "TPU to use: a name or grpc:// address, or 'local' on a TPU VM. Empty: "
-        "detect one (Colab, TPU VM), else use the GPUs, else the CPU.")
+        "detect one (Colab, TPU VM), else use the GPUs, else the CPU.", **fv)
     flags.DEFINE_bool(
         "use_tpu", False,
         "Original flag. Require a TPU; with --tpu_name or --master naming it. A TPU "
-        "that is found is used even without this flag.")
-    flags.DEFINE_string("tpu_name", None, "Original flag: the Cloud TPU name or address.")
-    flags.DEFINE_string("tpu_zone", None, "Original flag: GCE zone of the Cloud TPU.")
-    flags.DEFINE_string("gcp_project", None, "Original flag: GCP project of the Cloud TPU.")
-    flags.DEFINE_string("master", None, "Original flag: TPU master address (grpc://...).")
+        "that is found is used even without this flag.", **fv)
+    flags.DEFINE_string("tpu_name", None, "Original flag: the Cloud TPU name or address.", **fv)
+    flags.DEFINE_string("tpu_zone", None, "Original flag: GCE zone of the Cloud TPU.", **fv)
+    flags.DEFINE_string("gcp_project", None, "Original flag: GCP project of the Cloud TPU.", **fv)
+    flags.DEFINE_string("master", None, "Original flag: TPU master address (grpc://...).", **fv)
     flags.DEFINE_integer(
         "num_tpu_cores", 8,
         "Original flag: TPU cores to use. TPUStrategy uses every core of the TPU; a "
-        "different count is reported as a warning.")
+        "different count is reported as a warning.", **fv)
 
 
 def _named_tpu(tpu, use_tpu, tpu_name, master):

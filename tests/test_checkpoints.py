@@ -1,0 +1,174 @@
+"""Tests for bert_tf.checkpoints: three formats, one name table, clear errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import checkpoints
+from bert_tf.checkpoints import CheckpointError
+from bert_tf.config import BertConfig
+from bert_tf.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
+from bert_tf.modeling import BertModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _pretraining_model(config):
+    encoder = BertModel(config)
+    return encoder, MaskedLMHead(config, encoder.get_embedding_table()), NextSentenceHead(config)
+
+
+def _outputs(encoder, mlm, nsp, inputs):
+    out = encoder(inputs)
+    positions = np.array([[1, 2]] * len(inputs["input_ids"]), np.int32)
+    return (out["sequence_output"].numpy(), mlm(out["sequence_output"], positions).numpy(),
+            nsp(out["pooled_output"]).numpy())
+
+
+@pytest.mark.parametrize("fmt", checkpoints.FORMATS)
+def test_round_trip_with_heads(tmp_path, tiny_config, tiny_inputs, fmt):
+    source = _pretraining_model(tiny_config)
+    path = str(tmp_path / ("hf" if fmt == "hf" else "ckpt/model"))
+    saver = {"google": checkpoints.save_google_checkpoint, "hf": checkpoints.save_hf_folder,
+             "tf2": checkpoints.save_tf2_checkpoint}[fmt]
+    saver(path, *source)
+    target = _pretraining_model(tiny_config)
+    folder = path if fmt == "hf" else str(tmp_path / "ckpt")
+    report = checkpoints.load_weights(folder, *target)
+    assert report.format == fmt and report.initialized == []
+    for a, b in zip(_outputs(*source, tiny_inputs), _outputs(*target, tiny_inputs), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert checkpoints.find_config(folder) == tiny_config
+
+
+def test_google_names_are_the_originals(tmp_path, tiny_config):
+    prefix = checkpoints.save_google_checkpoint(
+        str(tmp_path / "bert_model.ckpt"), *_pretraining_model(tiny_config))
+    shapes = dict(tf.train.list_variables(prefix))
+    assert shapes["bert/embeddings/word_embeddings"] == [99, 64]
+    assert shapes["bert/encoder/layer_1/intermediate/dense/kernel"] == [64, 128]
+    assert shapes["bert/encoder/layer_0/attention/output/LayerNorm/gamma"] == [64]
+    assert shapes["cls/predictions/output_bias"] == [99]
+    assert shapes["cls/seq_relationship/output_weights"] == [2, 64]
+    assert len(shapes) == len(checkpoints.weight_names(2)) - 2  # no classifier
+
+
+def test_hf_layout_transposes_linear_weights(tmp_path, tiny_config):
+    from safetensors.numpy import load_file
+
+    encoder, mlm, nsp = _pretraining_model(tiny_config)
+    checkpoints.save_hf_folder(str(tmp_path), encoder, mlm, nsp)
+    tensors = load_file(str(tmp_path / "model.safetensors"))
+    kernel = encoder.layer_0.intermediate.kernel.numpy()
+    np.testing.assert_array_equal(tensors["bert.encoder.layer.0.intermediate.dense.weight"],
+                                  kernel.T)
+    assert tensors["cls.seq_relationship.weight"].shape == (2, 64)
+    assert json.loads((tmp_path / "config.json").read_text())["hidden_act"] == "gelu_new"
+
+
+def test_pretrained_into_classifier_reports_new_head_and_unused_heads(tmp_path, tiny_config):
+    checkpoints.save_google_checkpoint(
+        str(tmp_path / "bert_model.ckpt"), *_pretraining_model(tiny_config))
+    encoder = BertModel(tiny_config)
+    classifier = ClassifierHead(tiny_config, num_labels=2)
+    report = checkpoints.load_weights(str(tmp_path), encoder, classifier_head=classifier)
+    assert report.initialized == ["output_weights", "output_bias"]
+    assert "cls/predictions/output_bias" in report.skipped
+    assert "Left at initial values (2): output_weights, output_bias" in report.summary()
+    assert checkpoints.checkpoint_heads(str(tmp_path)) == {"mlm": True, "nsp": True,
+                                                          "classifier": None}
+
+
+def _save_raw(prefix, values):
+    names = sorted(values)
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
+                      tensors=[tf.constant(values[n]) for n in names])
+
+
+def _google_values(tmp_path, config):
+    """{original name: array} of a fresh encoder, as an original checkpoint holds it."""
+    prefix = checkpoints.save_google_checkpoint(
+        str(tmp_path / "source" / "bert_model.ckpt"), BertModel(config))
+    reader = tf.train.load_checkpoint(prefix)
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def test_optimizer_slots_of_original_checkpoints_are_skipped(tmp_path, tiny_config):
+    values = _google_values(tmp_path, tiny_config)
+    values["bert/pooler/dense/kernel/adam_m"] = np.zeros((64, 64), np.float32)
+    values["global_step"] = np.array(10, np.int64)
+    _save_raw(str(tmp_path / "model.ckpt-10"), values)
+    report = checkpoints.load_weights(str(tmp_path / "model.ckpt-10"), BertModel(tiny_config))
+    assert set(report.skipped) == {"bert/pooler/dense/kernel/adam_m", "global_step"}
+
+
+def test_missing_tensor_names_the_variable(tmp_path, tiny_config):
+    values = _google_values(tmp_path, tiny_config)
+    del values["bert/encoder/layer_1/output/dense/bias"]
+    _save_raw(str(tmp_path / "model.ckpt"), values)
+    with pytest.raises(CheckpointError, match="'bert/encoder/layer_1/output/dense/bias'"):
+        checkpoints.load_weights(str(tmp_path / "model.ckpt"), BertModel(tiny_config))
+
+
+def test_unexpected_tensor_names_the_variable(tmp_path, tiny_config):
+    deeper = BertConfig(**{**tiny_config.to_dict(), "num_hidden_layers": 3})
+    _save_raw(str(tmp_path / "model.ckpt"), _google_values(tmp_path, deeper))
+    with pytest.raises(CheckpointError, match="unexpected tensor 'bert/encoder/layer_2/"):
+        checkpoints.load_weights(str(tmp_path / "model.ckpt"), BertModel(tiny_config))
+
+
+def test_shape_mismatch_names_the_variable(tmp_path, tiny_config):
+    wider = BertConfig(**{**tiny_config.to_dict(), "vocab_size": 120})
+    _save_raw(str(tmp_path / "model.ckpt"), _google_values(tmp_path, wider))
+    with pytest.raises(CheckpointError,
+                       match=r"shape mismatch for 'bert/embeddings/word_embeddings'.*\(120, 64\)"):
+        checkpoints.load_weights(str(tmp_path / "model.ckpt"), BertModel(tiny_config))
+
+
+def test_hf_names_without_prefix_and_with_gamma_beta(tmp_path, tiny_config, tiny_inputs):
+    from safetensors.numpy import load_file, save_file
+
+    encoder = BertModel(tiny_config)
+    checkpoints.save_hf_folder(str(tmp_path), encoder)
+    tensors = load_file(str(tmp_path / "model.safetensors"))
+    assert "embeddings.word_embeddings.weight" in tensors  # no "bert." without heads
+    renamed = {k.replace("LayerNorm.weight", "LayerNorm.gamma")
+                .replace("LayerNorm.bias", "LayerNorm.beta"): v for k, v in tensors.items()}
+    save_file(renamed, str(tmp_path / "model.safetensors"))
+    target = BertModel(tiny_config)
+    checkpoints.load_weights(str(tmp_path), target)
+    np.testing.assert_array_equal(encoder(tiny_inputs)["pooled_output"],
+                                  target(tiny_inputs)["pooled_output"])
+
+
+def test_nothing_to_read(tmp_path, tiny_config):
+    with pytest.raises(CheckpointError, match="neither model.safetensors nor a TF checkpoint"):
+        checkpoints.load_weights(str(tmp_path), BertModel(tiny_config))
+    with pytest.raises(CheckpointError, match="checkpoint not found"):
+        checkpoints.load_weights(str(tmp_path / "bert_model.ckpt"), BertModel(tiny_config))
+
+
+def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inputs):
+    encoder, mlm, nsp = _pretraining_model(tiny_config)
+    checkpoints.save_google_checkpoint(str(tmp_path / "google" / "bert_model.ckpt"),
+                                       encoder, mlm, nsp)
+    script = os.path.join(ROOT, "convert_checkpoint.py")
+    subprocess.run([sys.executable, script, f"--input={tmp_path / 'google' / 'bert_model.ckpt'}",
+                    f"--output={tmp_path / 'hf'}", "--output_format=hf"],
+                   check=True, capture_output=True)
+    result = subprocess.run(
+        [sys.executable, script, f"--input={tmp_path / 'hf'}",
+         f"--output={tmp_path / 'back' / 'bert_model.ckpt'}", "--output_format=google"],
+        check=True, capture_output=True, text=True)
+    assert "Loaded" in result.stdout and "Wrote google checkpoint" in result.stdout
+    target = _pretraining_model(BertConfig.from_json_file(str(tmp_path / "back" /
+                                                              "bert_config.json")))
+    checkpoints.load_weights(str(tmp_path / "back"), *target)
+    for a, b in zip(_outputs(encoder, mlm, nsp, tiny_inputs), _outputs(*target, tiny_inputs),
+                    strict=True):
+        np.testing.assert_array_equal(a, b)

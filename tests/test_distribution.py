@@ -1,0 +1,59 @@
+"""Tests for bert_tf.distribution."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from absl import flags
+
+from bert_tf import distribution
+from bert_tf.modeling import BertModel
+
+
+def test_picks_the_cpu_here_and_says_why(monkeypatch):
+    for variable in ("TPU_NAME", "COLAB_TPU_ADDR", "TF_CONFIG"):
+        monkeypatch.delenv(variable, raising=False)
+    logged = []
+    monkeypatch.setattr(distribution.logging, "info",
+                        lambda msg, *args: logged.append(msg % args))
+    strategy = distribution.resolve_strategy()
+    assert strategy is tf.distribute.get_strategy()
+    assert strategy.num_replicas_in_sync == 1
+    assert logged == ["Strategy: default strategy on the CPU, because no TPU or GPU was found."]
+
+
+def test_use_tpu_without_a_tpu_is_a_clear_error(monkeypatch):
+    monkeypatch.delenv("TPU_NAME", raising=False)
+    with pytest.raises(RuntimeError, match="could not reach the TPU"):
+        distribution.resolve_strategy(use_tpu=True)
+
+
+def test_original_tpu_flags_are_defined_and_read():
+    values = flags.FlagValues()
+    distribution.define_tpu_flags(values)
+    values(["prog", "--num_tpu_cores=8", "--tpu_zone=us-central1-b"])
+    assert {"tpu", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
+            "num_tpu_cores"} <= set(values)
+    assert distribution.strategy_from_flags(values).num_replicas_in_sync == 1
+
+
+def test_mirrored_over_two_cpu_devices_matches_one_device(tiny_config, tiny_inputs):
+    devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
+    assert len(devices) == 2, "conftest should split the CPU into two logical devices"
+    strategy = tf.distribute.MirroredStrategy(devices)
+    with strategy.scope():
+        mirrored = BertModel(tiny_config)
+    single = BertModel(tiny_config)
+    for a, b in zip(mirrored.weights, single.weights, strict=True):
+        b.assign(a.numpy())
+    batch = {k: np.concatenate([v, v[::-1]]) for k, v in tiny_inputs.items()}  # 6 examples
+    dataset = tf.data.Dataset.from_tensors(batch)
+    dist_batch = next(iter(strategy.experimental_distribute_dataset(dataset)))
+
+    @tf.function
+    def step(inputs):
+        return strategy.run(lambda x: mirrored(x)["pooled_output"], args=(inputs,))
+
+    per_replica = strategy.experimental_local_results(step(dist_batch))
+    assert len(per_replica) == 2 and per_replica[0].shape[0] == 3
+    np.testing.assert_allclose(np.concatenate(per_replica),
+                               single(batch)["pooled_output"], atol=1e-5)
