@@ -14,11 +14,6 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["bert_tf", "bert_tf.*"]),
-    py_modules=[
-        "create_pretraining_data",
-        "run_pretraining",
-        "run_classifier",
-    ],
     install_requires=[
         "tensorflow==2.21.*",
         "tensorflow-text==2.21.*",
