@@ -248,7 +248,7 @@ def _get_attr(obj, attr):
     return obj
 
 
-def load_weights(path, encoder, mlm_head=None, nsp_head=None, classifier_head=None):
+def load_weights(path, encoder, heads=None):
     """Loads a checkpoint in any supported format into a model and its heads.
 
     The encoder must be complete in the checkpoint. Heads are loaded when the
@@ -258,9 +258,8 @@ def load_weights(path, encoder, mlm_head=None, nsp_head=None, classifier_head=No
     Args:
       path: See resolve_checkpoint_path.
       encoder: A BertModel.
-      mlm_head: Optional heads.MaskedLMHead.
-      nsp_head: Optional heads.NextSentenceHead.
-      classifier_head: Optional heads.ClassifierHead.
+      heads: Optional {MLM: MaskedLMHead, NSP: NextSentenceHead,
+        CLASSIFIER: ClassifierHead}, any subset.
 
     Returns:
       A LoadReport, also written to the log.
@@ -271,7 +270,7 @@ def load_weights(path, encoder, mlm_head=None, nsp_head=None, classifier_head=No
     """
     fmt, path = resolve_checkpoint_path(path)
     tensors, shapes = _read_tensors(fmt, path)
-    targets = {ENCODER: encoder, MLM: mlm_head, NSP: nsp_head, CLASSIFIER: classifier_head}
+    targets = _targets(encoder, heads)
     all_names = weight_names(encoder.config.num_hidden_layers)
     known = {getattr(n, fmt) for n in all_names}
 
@@ -316,9 +315,19 @@ def load_weights(path, encoder, mlm_head=None, nsp_head=None, classifier_head=No
     return report
 
 
-def _named_values(fmt, encoder, mlm_head, nsp_head, classifier_head):
+def _targets(encoder, heads):
+    """{module name: object or None} for every module of the name table."""
+    heads = heads or {}
+    unknown = set(heads) - {MLM, NSP, CLASSIFIER}
+    if unknown:
+        raise ValueError(f"unknown head names {sorted(unknown)}; use {MLM}, {NSP}, {CLASSIFIER}")
+    return {ENCODER: encoder, MLM: heads.get(MLM), NSP: heads.get(NSP),
+            CLASSIFIER: heads.get(CLASSIFIER)}
+
+
+def _named_values(fmt, encoder, heads):
     """{name in fmt: np.ndarray} for the given model parts, in fmt's layout."""
-    targets = {ENCODER: encoder, MLM: mlm_head, NSP: nsp_head, CLASSIFIER: classifier_head}
+    targets = _targets(encoder, heads)
     values = {}
     for name in weight_names(encoder.config.num_hidden_layers):
         target = targets[name.module]
@@ -331,8 +340,7 @@ def _named_values(fmt, encoder, mlm_head, nsp_head, classifier_head):
     return values
 
 
-def save_google_checkpoint(prefix, encoder, mlm_head=None, nsp_head=None,
-                           classifier_head=None):
+def save_google_checkpoint(prefix, encoder, heads=None):
     """Writes an original-style TF1 checkpoint, plus bert_config.json beside it.
 
     The variable names are exactly the original's, so the original
@@ -341,12 +349,12 @@ def save_google_checkpoint(prefix, encoder, mlm_head=None, nsp_head=None,
     Args:
       prefix: Checkpoint prefix, e.g. "out/bert_model.ckpt".
       encoder: A BertModel.
-      mlm_head, nsp_head, classifier_head: Optional heads to include.
+      heads: Optional heads to include, as load_weights takes them.
 
     Returns:
       The prefix.
     """
-    values = _named_values("google", encoder, mlm_head, nsp_head, classifier_head)
+    values = _named_values("google", encoder, heads)
     folder = os.path.dirname(os.path.abspath(prefix))
     tf.io.gfile.makedirs(folder)
     names = sorted(values)
@@ -360,7 +368,7 @@ def save_google_checkpoint(prefix, encoder, mlm_head=None, nsp_head=None,
     return prefix
 
 
-def save_hf_folder(folder, encoder, mlm_head=None, nsp_head=None, classifier_head=None):
+def save_hf_folder(folder, encoder, heads=None):
     """Writes a Hugging Face folder: model.safetensors and config.json.
 
     With any head, encoder names get the "bert." prefix, as BertForPreTraining
@@ -369,20 +377,19 @@ def save_hf_folder(folder, encoder, mlm_head=None, nsp_head=None, classifier_hea
     Args:
       folder: Output folder (created).
       encoder: A BertModel.
-      mlm_head, nsp_head, classifier_head: Optional heads to include.
+      heads: Optional heads to include, as load_weights takes them.
 
     Returns:
       The folder.
     """
     from safetensors.numpy import save_file
 
-    values = _named_values("hf", encoder, mlm_head, nsp_head, classifier_head)
-    has_heads = any(h is not None for h in (mlm_head, nsp_head, classifier_head))
-    if has_heads:
+    values = _named_values("hf", encoder, heads)
+    if heads:
         head_prefixes = ("cls.", "classifier.")
         values = {(k if k.startswith(head_prefixes) else "bert." + k): v
                   for k, v in values.items()}
-    if mlm_head is not None:
+    if heads and MLM in heads:
         # HF's decoder is tied to the word embeddings but saved on its own too.
         values["cls.predictions.decoder.bias"] = values["cls.predictions.bias"]
     os.makedirs(folder, exist_ok=True)
@@ -392,19 +399,18 @@ def save_hf_folder(folder, encoder, mlm_head=None, nsp_head=None, classifier_hea
     return folder
 
 
-def save_tf2_checkpoint(prefix, encoder, mlm_head=None, nsp_head=None,
-                        classifier_head=None):
+def save_tf2_checkpoint(prefix, encoder, heads=None):
     """Writes bert_tf's own checkpoint of the model only (no optimizer).
 
     Args:
       prefix: Checkpoint prefix, e.g. "out/model".
       encoder: A BertModel.
-      mlm_head, nsp_head, classifier_head: Optional heads to include.
+      heads: Optional heads to include, as load_weights takes them.
 
     Returns:
       The path written.
     """
-    parts = {ENCODER: encoder, MLM: mlm_head, NSP: nsp_head, CLASSIFIER: classifier_head}
+    parts = _targets(encoder, heads)
     checkpoint = tf.train.Checkpoint(**{k: v for k, v in parts.items() if v is not None})
     path = checkpoint.write(prefix)
     with open(os.path.join(os.path.dirname(os.path.abspath(prefix)), "checkpoint"), "w",
@@ -488,13 +494,14 @@ def convert(input_path, output_path, output_format, bert_config_file=None):
     config = find_config(input_path, bert_config_file)
     present = checkpoint_heads(input_path)
     encoder = BertModel(config)
-    heads = {
-        "mlm_head": MaskedLMHead(config, encoder.get_embedding_table()) if present[MLM] else None,
-        "nsp_head": NextSentenceHead(config) if present[NSP] else None,
-        "classifier_head": (ClassifierHead(config, present[CLASSIFIER])
-                            if present[CLASSIFIER] else None),
-    }
-    report = load_weights(input_path, encoder, **heads)
-    savers[output_format](output_path, encoder, **heads)
+    heads = {}
+    if present[MLM]:
+        heads[MLM] = MaskedLMHead(config, encoder.get_embedding_table())
+    if present[NSP]:
+        heads[NSP] = NextSentenceHead(config)
+    if present[CLASSIFIER]:
+        heads[CLASSIFIER] = ClassifierHead(config, present[CLASSIFIER])
+    report = load_weights(input_path, encoder, heads)
+    savers[output_format](output_path, encoder, heads)
     logging.info("Wrote %s checkpoint %s", output_format, output_path)
     return report

@@ -20,14 +20,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _pretraining_model(config):
     encoder = BertModel(config)
-    return encoder, MaskedLMHead(config, encoder.get_embedding_table()), NextSentenceHead(config)
+    return encoder, {checkpoints.MLM: MaskedLMHead(config, encoder.get_embedding_table()),
+                     checkpoints.NSP: NextSentenceHead(config)}
 
 
-def _outputs(encoder, mlm, nsp, inputs):
+def _outputs(encoder, heads, inputs):
     out = encoder(inputs)
     positions = np.array([[1, 2]] * len(inputs["input_ids"]), np.int32)
-    return (out["sequence_output"].numpy(), mlm(out["sequence_output"], positions).numpy(),
-            nsp(out["pooled_output"]).numpy())
+    return (out["sequence_output"].numpy(),
+            heads[checkpoints.MLM](out["sequence_output"], positions).numpy(),
+            heads[checkpoints.NSP](out["pooled_output"]).numpy())
 
 
 @pytest.mark.parametrize("fmt", checkpoints.FORMATS)
@@ -61,8 +63,8 @@ def test_google_names_are_the_originals(tmp_path, tiny_config):
 def test_hf_layout_transposes_linear_weights(tmp_path, tiny_config):
     from safetensors.numpy import load_file
 
-    encoder, mlm, nsp = _pretraining_model(tiny_config)
-    checkpoints.save_hf_folder(str(tmp_path), encoder, mlm, nsp)
+    encoder, heads = _pretraining_model(tiny_config)
+    checkpoints.save_hf_folder(str(tmp_path), encoder, heads)
     tensors = load_file(str(tmp_path / "model.safetensors"))
     kernel = encoder.layer_0.intermediate.kernel.numpy()
     np.testing.assert_array_equal(tensors["bert.encoder.layer.0.intermediate.dense.weight"],
@@ -76,7 +78,7 @@ def test_pretrained_into_classifier_reports_new_head_and_unused_heads(tmp_path, 
         str(tmp_path / "bert_model.ckpt"), *_pretraining_model(tiny_config))
     encoder = BertModel(tiny_config)
     classifier = ClassifierHead(tiny_config, num_labels=2)
-    report = checkpoints.load_weights(str(tmp_path), encoder, classifier_head=classifier)
+    report = checkpoints.load_weights(str(tmp_path), encoder, {checkpoints.CLASSIFIER: classifier})
     assert report.initialized == ["output_weights", "output_bias"]
     assert "cls/predictions/output_bias" in report.skipped
     assert "Left at initial values (2): output_weights, output_bias" in report.summary()
@@ -154,9 +156,9 @@ def test_nothing_to_read(tmp_path, tiny_config):
 
 
 def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inputs):
-    encoder, mlm, nsp = _pretraining_model(tiny_config)
+    encoder, heads = _pretraining_model(tiny_config)
     checkpoints.save_google_checkpoint(str(tmp_path / "google" / "bert_model.ckpt"),
-                                       encoder, mlm, nsp)
+                                       encoder, heads)
     script = os.path.join(ROOT, "convert_checkpoint.py")
     subprocess.run([sys.executable, script, f"--input={tmp_path / 'google' / 'bert_model.ckpt'}",
                     f"--output={tmp_path / 'hf'}", "--output_format=hf"],
@@ -169,6 +171,6 @@ def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inpu
     target = _pretraining_model(BertConfig.from_json_file(str(tmp_path / "back" /
                                                               "bert_config.json")))
     checkpoints.load_weights(str(tmp_path / "back"), *target)
-    for a, b in zip(_outputs(encoder, mlm, nsp, tiny_inputs), _outputs(*target, tiny_inputs),
+    for a, b in zip(_outputs(encoder, heads, tiny_inputs), _outputs(*target, tiny_inputs),
                     strict=True):
         np.testing.assert_array_equal(a, b)
