@@ -178,11 +178,14 @@ class BertConfig:
         Raises:
           ConfigError: if the file is missing, not JSON, or invalid.
         """
+        import tensorflow as tf
+
+        if not tf.io.gfile.exists(path):
+            raise ConfigError(f"config file not found: {path}")
         try:
-            with open(path, encoding="utf-8") as f:
-                values = json.load(f)
-        except FileNotFoundError:
-            raise ConfigError(f"config file not found: {path}") from None
+            # tf.io.gfile, so that the config may live on GCS next to a checkpoint.
+            with tf.io.gfile.GFile(path, "rb") as f:
+                values = json.loads(f.read().decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path}: not a valid JSON file ({e})") from None
         if not isinstance(values, dict):
@@ -200,9 +203,15 @@ class BertConfig:
         return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
 
     def to_json_file(self, path):
-        """Writes bert_config.json, creating the parent folder if needed."""
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
+        """Writes bert_config.json, creating the parent folder if needed.
+
+        Uses tf.io.gfile, so that path may be on GCS (gs://), where TPU runs
+        keep their output.
+        """
+        import tensorflow as tf
+
+        tf.io.gfile.makedirs(os.path.dirname(path) or ".")
+        with tf.io.gfile.GFile(path, "w") as f:
             f.write(self.to_json_string())
 
     def to_hf_dict(self):
