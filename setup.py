@@ -22,6 +22,9 @@ setup(
         "numpy",
         # Reads Hugging Face model.safetensors without torch or pickle.
         "safetensors",
+        # tf.summary needs it to write the training curves; TF 2.21 no longer
+        # installs it.
+        "tensorboard",
     ],
     extras_require={
         "test": ["pytest", "ruff"],

@@ -1,0 +1,391 @@
+"""One training, evaluation and prediction loop for every task.
+
+A Trainer holds a BertModel, a task's heads, the optimizer and the
+checkpoint manager, all created under one tf.distribute strategy. It runs
+`iterations_per_loop` steps per tf.function call (one host round trip per
+loop, as TPUEstimator did), saves every `save_checkpoints_steps`, and on a
+new start resumes from the newest checkpoint in `output_dir` by itself, with
+the step and the optimizer state. The task (tasks.py) supplies the heads,
+the forward pass, the loss and the metrics; nothing here depends on which
+task runs.
+
+Each replica computes its gradients in an XLA-compiled function (on TPU the
+whole step is XLA anyway); applying them stays outside XLA because the
+cross-replica all-reduce of MirroredStrategy cannot be compiled.
+"""
+
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+from absl import flags, logging
+
+from bert_tf import checkpoints, optimization
+from bert_tf.modeling import BertModel
+
+keras = tf.keras
+
+PRECISIONS = ("auto", "float32", "bfloat16", "float16")
+
+
+def define_training_flags(flag_values=flags.FLAGS):
+    """Defines the flags that run_pretraining.py and run_classifier.py share.
+
+    The original's flags keep their names and defaults; the others are new
+    and default to the original's behaviour.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "bert_config_file", None,
+        "bert_config.json of the model (the original's or a Hugging Face config.json). "
+        "Optional when init_checkpoint is a Hugging Face folder or has one beside it.", **fv)
+    flags.DEFINE_string(
+        "output_dir", None, "Where checkpoints, summaries and results are written. A run "
+        "resumes from the newest checkpoint here by itself.", **fv)
+    flags.DEFINE_string(
+        "init_checkpoint", None,
+        "Initial weights: an original Google bert_model.ckpt, a Hugging Face folder "
+        "(config.json + model.safetensors), or a bert_tf checkpoint.", **fv)
+    flags.DEFINE_integer(
+        "max_seq_length", 128, "Tokens per sequence after WordPiece, [CLS]/[SEP] included. "
+        "Longer inputs are truncated, shorter ones padded.", **fv)
+    flags.DEFINE_bool("do_train", False, "Whether to run training.", **fv)
+    flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.", **fv)
+    flags.DEFINE_integer("train_batch_size", 32, "Total (global) batch size for training.",
+                         **fv)
+    flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", **fv)
+    flags.DEFINE_float("learning_rate", 5e-5, "The peak learning rate for Adam.", **fv)
+    flags.DEFINE_integer("save_checkpoints_steps", 1000,
+                         "How often to save the model checkpoint.", **fv)
+    flags.DEFINE_integer("iterations_per_loop", 1000,
+                         "Steps per tf.function call (one host round trip).", **fv)
+    flags.DEFINE_enum(
+        "optimizer", "adamw", list(optimization.OPTIMIZERS),
+        "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.",
+        **fv)
+    flags.DEFINE_bool(
+        "adam_bias_correction", False,
+        "Apply Adam's bias correction, which the original omitted (so: off by default).",
+        **fv)
+    flags.DEFINE_integer(
+        "gradient_accumulation_steps", 1,
+        "Micro-batches per update: train_batch_size is split into this many pieces, so "
+        "that a large batch fits in memory.", **fv)
+    flags.DEFINE_enum(
+        "mixed_precision", "auto", list(PRECISIONS),
+        "auto: bfloat16 on TPU, float16 with loss scaling on GPU, float32 on CPU.", **fv)
+    flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.", **fv)
+    flags.DEFINE_bool("jit_compile", True, "Compile the train step with XLA.", **fv)
+
+
+def validate_batch_flags(f, strategy):
+    """Checks that the global batch splits evenly over replicas and micro-batches.
+
+    Args:
+      f: The parsed flag values.
+      strategy: The strategy in use.
+
+    Returns:
+      The per-replica micro-batch size.
+
+    Raises:
+      ValueError: naming the flags when the batch does not split.
+    """
+    parts = strategy.num_replicas_in_sync * f.gradient_accumulation_steps
+    if f.train_batch_size % parts:
+        raise ValueError(
+            f"--train_batch_size={f.train_batch_size} must be a multiple of the "
+            f"{strategy.num_replicas_in_sync} replicas x --gradient_accumulation_steps="
+            f"{f.gradient_accumulation_steps}")
+    return f.train_batch_size // parts
+
+
+def set_precision_policy(mixed_precision, strategy):
+    """Sets the global Keras dtype policy before any model is built.
+
+    Args:
+      mixed_precision: One of PRECISIONS. "auto" picks bfloat16 on TPU,
+        float16 (with loss scaling) on GPU and float32 on CPU.
+      strategy: The strategy the model will run under.
+
+    Returns:
+      The policy name set: "float32", "mixed_bfloat16" or "mixed_float16".
+    """
+    if mixed_precision not in PRECISIONS:
+        raise ValueError(f"--mixed_precision must be one of {PRECISIONS}, got {mixed_precision!r}")
+    if mixed_precision == "auto":
+        if isinstance(strategy, tf.distribute.TPUStrategy):
+            mixed_precision = "bfloat16"
+        elif tf.config.list_logical_devices("GPU"):
+            mixed_precision = "float16"
+        else:
+            mixed_precision = "float32"
+    policy = "float32" if mixed_precision == "float32" else f"mixed_{mixed_precision}"
+    keras.mixed_precision.set_global_policy(policy)
+    logging.info("Precision policy: %s", policy)
+    return policy
+
+
+def write_results(path, results):
+    """Writes "key = value" lines, as the original's eval_results.txt.
+
+    The file is written under a temporary name and renamed, so that an
+    interrupted run never leaves a results file that looks complete.
+
+    Args:
+      path: The output file.
+      results: A dict of scalars.
+    """
+    tmp = path + ".tmp"
+    with tf.io.gfile.GFile(tmp, "w") as f:
+        for key in sorted(results):
+            f.write(f"{key} = {results[key]}\n")
+    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+
+class Trainer:
+    """Trains, evaluates and predicts with one task under one strategy.
+
+    Typical use:
+      trainer = Trainer(task, config, strategy, output_dir, ...)
+      trainer.restore(init_checkpoint)
+      trainer.train(train_dataset_fn, num_train_steps)
+      results = trainer.evaluate(eval_dataset_fn, max_steps)
+    """
+
+    def __init__(self, task, config, strategy, output_dir, learning_rate, num_train_steps,
+                 num_warmup_steps, optimizer_type="adamw", bias_correction=False,
+                 gradient_accumulation_steps=1, iterations_per_loop=1000,
+                 save_checkpoints_steps=1000, keep_checkpoint_max=5, jit_compile=True):
+        """Builds the model, heads, optimizer and checkpoint manager in the strategy scope.
+
+        Args:
+          task: A tasks.PretrainingTask or tasks.ClassificationTask.
+          config: The encoder's BertConfig.
+          strategy: From distribution.resolve_strategy().
+          output_dir: Checkpoints, summaries and results go here.
+          learning_rate: Peak learning rate.
+          num_train_steps: Optimizer updates in all; the schedule decays to 0 there.
+          num_warmup_steps: Linear warmup length.
+          optimizer_type: "adamw" or "lamb".
+          bias_correction: Adam bias correction (the original had none).
+          gradient_accumulation_steps: Micro-batches per optimizer update.
+          iterations_per_loop: Steps per tf.function call (host round trip).
+          save_checkpoints_steps: Checkpoint interval, in steps.
+          keep_checkpoint_max: How many checkpoints to keep.
+          jit_compile: Compile each replica's forward and backward pass with XLA.
+        """
+        self.task = task
+        self.strategy = strategy
+        self.output_dir = output_dir
+        self.iterations_per_loop = iterations_per_loop
+        self.save_checkpoints_steps = save_checkpoints_steps
+        self.accumulation_steps = gradient_accumulation_steps
+        self.jit_compile = jit_compile
+        with strategy.scope():
+            self.encoder = BertModel(config)
+            self.heads = task.create_heads(self.encoder)
+            self.optimizer = optimization.create_optimizer(
+                learning_rate, num_train_steps, num_warmup_steps,
+                optimizer_type=optimizer_type, bias_correction=bias_correction)
+            if keras.mixed_precision.global_policy().name == "mixed_float16":
+                self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
+            # Slots must exist before the first distributed step.
+            self.optimizer.build(self.trainable_variables)
+            self.accumulator = None
+            if gradient_accumulation_steps > 1:
+                self.accumulator = optimization.GradientAccumulator(
+                    self.trainable_variables, gradient_accumulation_steps)
+            self.train_metrics = {"loss": keras.metrics.Mean()}
+        self.eval_metrics = None
+        self.checkpoint = tf.train.Checkpoint(
+            encoder=self.encoder, optimizer=self.optimizer, **self.heads)
+        self.manager = tf.train.CheckpointManager(
+            self.checkpoint, output_dir, max_to_keep=keep_checkpoint_max)
+        self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
+        self._train_loop = tf.function(self._train_loop_fn)
+        self._eval_step = tf.function(self._eval_step_fn)
+        self._predict_step = tf.function(self._predict_step_fn)
+
+    @property
+    def global_step(self):
+        """Optimizer updates done so far (restored with the checkpoint)."""
+        return int(self.optimizer.iterations.numpy())
+
+    @property
+    def trainable_variables(self):
+        """Encoder and head variables, in a fixed order."""
+        variables = list(self.encoder.trainable_variables)
+        for name in sorted(self.heads):
+            variables += self.heads[name].trainable_variables
+        return variables
+
+    def restore(self, init_checkpoint=None):
+        """Resumes from output_dir if it has a checkpoint, else loads init_checkpoint.
+
+        Resuming restores everything (weights, optimizer slots, step), so a
+        run killed at any point continues where its last checkpoint was.
+
+        Args:
+          init_checkpoint: Any format checkpoints.load_weights reads, or None
+            to start from random weights.
+
+        Returns:
+          "resumed", "initialized" or "from scratch".
+        """
+        latest = self.manager.latest_checkpoint
+        if latest:
+            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            logging.info("Resumed from %s at step %d", latest, self.global_step)
+            return "resumed"
+        if init_checkpoint:
+            checkpoints.load_weights(init_checkpoint, self.encoder, self.heads)
+            return "initialized"
+        logging.info("No checkpoint in %s and no init_checkpoint: random weights.",
+                     self.output_dir)
+        return "from scratch"
+
+    def _gradients(self, features):
+        """One replica's loss and gradients on one (micro-)batch."""
+        with tf.GradientTape() as tape:
+            outputs = self.task.forward(self.encoder, self.heads, features, training=True)
+            losses = self.task.losses(features, outputs)
+            # The optimizer sums gradients over replicas: divide so that the
+            # sum is the mean. (The accumulator averages micro-batches.)
+            loss = losses["loss"] / self.strategy.num_replicas_in_sync
+            if isinstance(self.optimizer, keras.optimizers.LossScaleOptimizer):
+                loss = self.optimizer.scale_loss(loss)
+        return losses, tape.gradient(loss, self.trainable_variables)
+
+    def _replica_step(self, features):
+        """One micro-batch: computes gradients, and applies an update when due.
+
+        Without accumulation every call applies. With it, the accumulator
+        applies the mean of every gradient_accumulation_steps micro-batches,
+        so the update equals one step on the whole batch.
+        """
+        losses, grads = self._compute_gradients(features)
+        self.train_metrics["loss"].update_state(losses["loss"])
+        if self.accumulator is None:
+            self.optimizer.apply(grads, self.trainable_variables)
+        else:
+            self.accumulator.add(grads)
+            self.accumulator.apply_if_ready(self.optimizer)
+
+    def _train_loop_fn(self, iterator, steps):
+        """Runs `steps` optimizer updates (of all their micro-batches) in one call."""
+        for _ in tf.range(steps * self.accumulation_steps):
+            self.strategy.run(self._replica_step, args=(next(iterator),))
+
+    def train(self, dataset_fn, num_train_steps, global_batch_size):
+        """Trains until num_train_steps, checkpointing and logging on the way.
+
+        Args:
+          dataset_fn: A function (tf.distribute.InputContext) -> tf.data.Dataset
+            of per-replica micro-batches, repeated
+            (see tf.distribute.Strategy.distribute_datasets_from_function).
+          num_train_steps: The step to stop at (resumed runs count from their step).
+          global_batch_size: Examples per optimizer update, for examples/s.
+
+        Returns:
+          The history: one dict per loop with step, loss (the mean over the
+          loop), learning_rate and examples_per_second; empty when the run
+          was already at num_train_steps.
+        """
+        writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "train"))
+        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        iterator = iter(dataset)
+        history = []
+        step = self.global_step
+        if step >= num_train_steps:
+            logging.info("Already at step %d of %d: nothing to train.", step, num_train_steps)
+        while step < num_train_steps:
+            to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
+            steps = min(self.iterations_per_loop, num_train_steps - step, to_checkpoint)
+            start = time.time()
+            self._train_loop(iterator, tf.constant(steps, tf.int32))
+            step = self.global_step
+            elapsed = time.time() - start
+            record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
+                      "learning_rate": float(self.optimizer.learning_rate),
+                      "examples_per_second": steps * global_batch_size / elapsed}
+            self.train_metrics["loss"].reset_state()
+            history.append(record)
+            logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s", step,
+                         num_train_steps, record["loss"], record["learning_rate"],
+                         record["examples_per_second"])
+            with writer.as_default(step=step):
+                for name in ("loss", "learning_rate", "examples_per_second"):
+                    tf.summary.scalar(name, record[name])
+            if step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
+                self.manager.save(checkpoint_number=step)
+        writer.flush()
+        return history
+
+    def _eval_step_fn(self, features):
+        """Updates the eval metrics with one distributed batch."""
+        def replica_fn(features):
+            outputs = self.task.forward(self.encoder, self.heads, features, training=False)
+            self.task.update_metrics(self.eval_metrics, features, outputs)
+        self.strategy.run(replica_fn, args=(features,))
+
+    def evaluate(self, dataset_fn, max_steps=None, results_file="eval_results.txt"):
+        """Evaluates the task's metrics and writes them to output_dir.
+
+        Args:
+          dataset_fn: As for train(), but finite (not repeated).
+          max_steps: Stop after this many batches (the original's max_eval_steps).
+          results_file: File name in output_dir, or None to write nothing.
+
+        Returns:
+          A dict of metric values, with global_step.
+        """
+        if self.eval_metrics is None:
+            with self.strategy.scope():
+                self.eval_metrics = self.task.create_metrics()
+        for metric in self.eval_metrics.values():
+            metric.reset_state()
+        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        for i, features in enumerate(dataset):
+            if max_steps is not None and i >= max_steps:
+                break
+            self._eval_step(features)
+        results = {name: float(m.result()) for name, m in self.eval_metrics.items()}
+        results["global_step"] = self.global_step
+        if results_file:
+            write_results(os.path.join(self.output_dir, results_file), results)
+        writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "eval"))
+        with writer.as_default(step=self.global_step):
+            for name, value in results.items():
+                tf.summary.scalar(name, value)
+        logging.info("Eval: %s", ", ".join(f"{k} = {v:.4g}" for k, v in sorted(results.items())))
+        return results
+
+    def _predict_step_fn(self, features):
+        """Returns per-replica predictions and is_real_example for one batch."""
+        def replica_fn(features):
+            outputs = self.task.forward(self.encoder, self.heads, features, training=False)
+            return self.task.predictions(outputs), features["is_real_example"]
+        return self.strategy.run(replica_fn, args=(features,))
+
+    def predict(self, dataset_fn):
+        """Runs the task's predictions over a finite dataset, in input order.
+
+        Args:
+          dataset_fn: As for evaluate().
+
+        Returns:
+          (predictions, is_real_example) as numpy arrays over all examples.
+        """
+        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        predictions, real = [], []
+        for features in dataset:
+            batch_predictions, batch_real = self._predict_step(features)
+            predictions += [t.numpy() for t in
+                            self.strategy.experimental_local_results(batch_predictions)]
+            real += [t.numpy() for t in self.strategy.experimental_local_results(batch_real)]
+        return np.concatenate(predictions), np.concatenate(real)

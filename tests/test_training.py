@@ -1,0 +1,169 @@
+"""Tests for bert_tf.training: the loop, checkpoints and resume, accumulation, replicas."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import training
+from bert_tf.config import BertConfig
+from bert_tf.tasks import ClassificationTask, PretrainingTask
+
+SEQ, PREDICTIONS = 16, 4
+
+
+@pytest.fixture
+def config():
+    """Tiny and without dropout, so that runs can be compared exactly."""
+    return BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      intermediate_size=64, max_position_embeddings=SEQ, type_vocab_size=2,
+                      hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+
+
+def _pretraining_examples(n, seed=0):
+    """Learnable synthetic pretraining features: the masked id is a function of its neighbour."""
+    rng = np.random.default_rng(seed)
+    input_ids = rng.integers(5, 50, size=(n, SEQ)).astype(np.int32)
+    positions = np.array([np.sort(rng.choice(np.arange(1, SEQ - 1), PREDICTIONS, replace=False))
+                          for _ in range(n)], np.int32)
+    labels = np.take_along_axis(input_ids, positions - 1, axis=1)
+    np.put_along_axis(input_ids, positions, 4, axis=1)  # [MASK]
+    nsp = rng.integers(0, 2, size=(n, 1)).astype(np.int32)
+    segment_ids = np.zeros((n, SEQ), np.int32)
+    segment_ids[:, SEQ // 2:] = 1
+    input_ids[:, 0] = np.where(nsp[:, 0] == 1, 2, 3)  # the NSP label is visible at [CLS]
+    return {"input_ids": input_ids, "input_mask": np.ones((n, SEQ), np.int32),
+            "segment_ids": segment_ids, "masked_lm_positions": positions,
+            "masked_lm_ids": labels, "masked_lm_weights": np.ones((n, PREDICTIONS), np.float32),
+            "next_sentence_labels": nsp}
+
+
+def _dataset_fn(examples, global_batch, repeat=True):
+    def fn(input_context):
+        dataset = tf.data.Dataset.from_tensor_slices(examples)
+        dataset = dataset.shard(input_context.num_input_pipelines,
+                                input_context.input_pipeline_id)
+        if repeat:
+            dataset = dataset.repeat()
+        return dataset.batch(input_context.get_per_replica_batch_size(global_batch),
+                             drop_remainder=True)
+    return fn
+
+
+def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_compile=False,
+             **kwargs):
+    # XLA is off except where a test is about it: compiling costs seconds.
+    return training.Trainer(
+        PretrainingTask(), config, strategy or tf.distribute.get_strategy(), str(output_dir),
+        learning_rate=1e-3, num_train_steps=steps, num_warmup_steps=2,
+        gradient_accumulation_steps=accumulation, jit_compile=jit_compile, **kwargs)
+
+
+def _copy_weights(source, target):
+    for a, b in zip(source.trainable_variables, target.trainable_variables, strict=True):
+        b.assign(a.numpy())
+
+
+def test_pretraining_learns_checkpoints_and_evaluates(config, tmp_path):
+    """Also: the XLA-compiled step runs on the CPU."""
+    examples = _pretraining_examples(64)
+    trainer = _trainer(config, tmp_path, steps=60, iterations_per_loop=20,
+                       save_checkpoints_steps=30, jit_compile=True)
+    assert trainer.restore() == "from scratch"
+    before = trainer.evaluate(_dataset_fn(examples, 16, repeat=False))
+    history = trainer.train(_dataset_fn(examples, 8), 60, 8)
+    assert [h["step"] for h in history] == [20, 30, 50, 60]
+    assert history[-1]["loss"] < history[0]["loss"]
+    assert history[-1]["learning_rate"] == 0.0
+    after = trainer.evaluate(_dataset_fn(examples, 16, repeat=False))
+    assert trainer.global_step == 60
+    assert after["loss"] < before["loss"] - 1.0
+    assert after["next_sentence_accuracy"] > 0.9
+    lines = (tmp_path / "eval_results.txt").read_text().splitlines()
+    assert [line.split(" = ")[0] for line in lines] == [
+        "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
+        "next_sentence_accuracy", "next_sentence_loss"]
+    assert "global_step = 60" in lines
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ckpt-60")
+    assert os.path.exists(tmp_path / "ckpt-30.index")
+    assert os.listdir(tmp_path / "train")  # TensorBoard summaries
+
+
+def test_rerun_resumes_step_and_optimizer_state(config, tmp_path):
+    examples = _pretraining_examples(32)
+    first = _trainer(config, tmp_path, steps=10, iterations_per_loop=5, save_checkpoints_steps=5)
+    first.restore()
+    first.train(_dataset_fn(examples, 8), 5, 8)
+    resumed = _trainer(config, tmp_path, steps=10, iterations_per_loop=5)
+    assert resumed.restore() == "resumed" and resumed.global_step == 5
+    for a, b in zip(first.optimizer.variables, resumed.optimizer.variables, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    resumed.train(_dataset_fn(examples, 8), 10, 8)
+    assert resumed.global_step == 10
+    # Asking for a step already reached trains nothing.
+    assert resumed.train(_dataset_fn(examples, 8), 10, 8) == []
+
+
+def test_accumulated_micro_batches_match_one_large_batch(config, tmp_path):
+    examples = _pretraining_examples(16)
+    whole = _trainer(config, tmp_path / "whole", steps=4, iterations_per_loop=2)
+    pieces = _trainer(config, tmp_path / "pieces", accumulation=2, steps=4, iterations_per_loop=2)
+    _copy_weights(whole, pieces)
+    whole.train(_dataset_fn(examples, 8), 2, 8)
+    pieces.train(_dataset_fn(examples, 4), 2, 8)
+    assert pieces.global_step == whole.global_step == 2
+    for a, b in zip(whole.trainable_variables, pieces.trainable_variables, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=2e-6)
+
+
+def test_two_replicas_follow_the_one_device_loss_trajectory(config, tmp_path):
+    """MirroredStrategy over 2 logical CPUs: same losses as 1 device, within 1e-5."""
+    examples = _pretraining_examples(48)
+    strategy = tf.distribute.MirroredStrategy(
+        [d.name for d in tf.config.list_logical_devices("CPU")][:2])
+    single = _trainer(config, tmp_path / "one", steps=6, iterations_per_loop=1)
+    mirrored = _trainer(config, tmp_path / "two", strategy=strategy, steps=6,
+                        iterations_per_loop=1)
+    _copy_weights(single, mirrored)
+    # Same global batches in the same order: no sharding of the examples.
+    def unsharded(batch):
+        def fn(input_context):
+            size = input_context.get_per_replica_batch_size(batch)
+            return tf.data.Dataset.from_tensor_slices(examples).repeat().batch(
+                batch).unbatch().batch(size)
+        return fn
+    losses = {name: [h["loss"] for h in trainer.train(unsharded(8), 6, 8)]
+              for name, trainer in (("one", single), ("two", mirrored))}
+    assert len(losses["one"]) == 6
+    np.testing.assert_allclose(losses["one"], losses["two"], atol=1e-5)
+    assert losses["one"][-1] < losses["one"][0]
+
+
+def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 12
+    examples = {"input_ids": rng.integers(5, 50, size=(n, SEQ)).astype(np.int32),
+                "input_mask": np.ones((n, SEQ), np.int32),
+                "segment_ids": np.zeros((n, SEQ), np.int32),
+                "label_ids": rng.integers(0, 3, size=n).astype(np.int32),
+                "is_real_example": np.array([1] * 10 + [0] * 2, np.int32)}
+    trainer = training.Trainer(ClassificationTask(3), config, tf.distribute.get_strategy(),
+                               str(tmp_path), 1e-3, 10, 1)
+    probabilities, real = trainer.predict(_dataset_fn(examples, 4, repeat=False))
+    assert probabilities.shape == (12, 3) and real.tolist() == examples["is_real_example"].tolist()
+    np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
+    direct = trainer.task.predictions(trainer.task.forward(
+        trainer.encoder, trainer.heads, examples, training=False))
+    np.testing.assert_allclose(probabilities, direct, atol=1e-5)
+
+
+def test_precision_policy_choice():
+    strategy = tf.distribute.get_strategy()
+    try:
+        assert training.set_precision_policy("auto", strategy) == "float32"
+        assert training.set_precision_policy("bfloat16", strategy) == "mixed_bfloat16"
+        with pytest.raises(ValueError, match="must be one of"):
+            training.set_precision_policy("int8", strategy)
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
