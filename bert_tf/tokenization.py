@@ -1,0 +1,655 @@
+"""Tokenization classes: BERT's basic and WordPiece tokenizers in pure Python.
+
+This module keeps the public names, arguments and results of the original
+google-research/bert `tokenization.py`, so code written against it keeps
+working. `bert_tf.text_ops` runs the same algorithm inside the TensorFlow graph
+and gives the same ids.
+
+The algorithm, step by step:
+
+1. Cleaning deletes NUL, U+FFFD and control characters (categories Cc and Cf,
+   except tab, newline and carriage return) and turns whitespace (space, tab,
+   newline, carriage return and category Zs) into a space.
+2. Each CJK ideograph becomes a word of its own.
+3. The text is split on whitespace, as `str.split()` splits.
+4. With `do_lower_case`, each word is lower-cased, put in Unicode NFD and
+   stripped of nonspacing marks (category Mn), which removes accents.
+5. Each punctuation character (all non-alphanumeric ASCII and category P*)
+   becomes a word of its own.
+6. WordPiece splits each word into the longest vocabulary entries, greedily
+   from the left, writing later pieces with a "##" prefix. A word with a part
+   that no entry matches, or with more than `max_input_chars_per_word`
+   characters, becomes the unknown token.
+
+Steps 1 to 5 run as a few regular expressions over the whole text instead of a
+Python loop over its characters, which is several times faster. Each regular
+expression's character class is generated from Python's `unicodedata` by
+`char_class_ranges()`, so it holds exactly the characters that the step's
+definition names. `text_ops` builds its in-graph patterns from the same ranges.
+"""
+
+import collections
+import functools
+import itertools
+import os
+import re
+import sys
+import unicodedata
+
+# Checkpoint directory names of Google's released BERT models, by casing.
+_LOWER_CASED_MODELS = (
+    "uncased_L-24_H-1024_A-16",
+    "uncased_L-12_H-768_A-12",
+    "multilingual_L-12_H-768_A-12",
+    "chinese_L-12_H-768_A-12",
+)
+_CASED_MODELS = (
+    "cased_L-12_H-768_A-12",
+    "cased_L-24_H-1024_A-16",
+    "multi_cased_L-12_H-768_A-12",
+)
+
+# The CJK Unified Ideographs blocks and their extensions and compatibility
+# blocks, as the original lists them. Hangul, Hiragana and Katakana are not in
+# them: those scripts separate words with spaces.
+CJK_RANGES = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
+)
+
+# Any code point outside the Basic Multilingual Plane.
+_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+
+# The word piece cache holds this many words before it starts over; a corpus's
+# frequent words come back within a few thousand lines, so this keeps nearly
+# all hits while bounding memory.
+_WORDPIECE_CACHE_SIZE = 200_000
+
+
+def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
+    """Checks that the casing flag matches a released checkpoint's casing.
+
+    The casing is not stored in `bert_config.json`, so it is guessed from the
+    directory name of Google's released checkpoints. Other names pass.
+
+    Args:
+      do_lower_case: the `--do_lower_case` flag the user passed.
+      init_checkpoint: path of the checkpoint, e.g.
+        "gs://bucket/uncased_L-12_H-768_A-12/bert_model.ckpt", or None.
+
+    Raises:
+      ValueError: if the checkpoint is a released model of the other casing.
+    """
+    if not init_checkpoint:
+        return
+    match = re.match("^.*?([A-Za-z0-9_-]+)/bert_model.ckpt", init_checkpoint)
+    if match is None:
+        return
+    model_name = match.group(1)
+    if model_name in _LOWER_CASED_MODELS and not do_lower_case:
+        flag, casing, right_flag = "False", "lowercased", "True"
+    elif model_name in _CASED_MODELS and do_lower_case:
+        flag, casing, right_flag = "True", "cased", "False"
+    else:
+        return
+    raise ValueError(
+        f"--do_lower_case={flag} does not fit --init_checkpoint={init_checkpoint}: "
+        f"{model_name} looks like a {casing} model, so pass --do_lower_case={right_flag} "
+        "to fine-tune it the way it was pre-trained. If that guess is wrong, remove this "
+        "check (tokenization.validate_case_matches_checkpoint)."
+    )
+
+
+def convert_to_unicode(text):
+    """Converts `text` to `str`, decoding bytes as UTF-8.
+
+    Args:
+      text: a `str`, or UTF-8 `bytes`; bytes that are not valid UTF-8 are
+        dropped, as the original does.
+
+    Returns:
+      The text as `str`.
+
+    Raises:
+      ValueError: if `text` is neither `str` nor `bytes`.
+    """
+    if isinstance(text, str):
+        return text
+    if isinstance(text, bytes):
+        return text.decode("utf-8", "ignore")
+    raise ValueError(f"Unsupported string type: {type(text)}")
+
+
+def printable_text(text):
+    """Returns `text` as a `str` suitable for `print` or logging.
+
+    Args:
+      text: a `str`, or UTF-8 `bytes`.
+
+    Returns:
+      The text as `str`.
+
+    Raises:
+      ValueError: if `text` is neither `str` nor `bytes`.
+    """
+    # On Python 3 printing wants `str`, which is what convert_to_unicode gives.
+    return convert_to_unicode(text)
+
+
+def load_vocab(vocab_file):
+    """Loads a vocabulary file: one token a line, its id the line's number.
+
+    As in the original, each line is stripped of surrounding whitespace, and a
+    token that appears on two lines keeps the id of the later one.
+
+    Args:
+      vocab_file: path of the vocabulary, local or a URL that `tf.io.gfile`
+        reads (e.g. "gs://bucket/vocab.txt").
+
+    Returns:
+      An `OrderedDict` from token to id, in order of first appearance.
+
+    Raises:
+      OSError: if the file cannot be read.
+      ValueError: if the file is not UTF-8, or holds no token.
+    """
+    path = os.fspath(vocab_file)
+    lines = _read_file(path).split(b"\n")
+    # A newline ends the last line; it does not start an empty one.
+    if lines[-1] == b"":
+        lines.pop()
+    vocab = collections.OrderedDict()
+    for index, line in enumerate(lines):
+        try:
+            token = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"Vocab file {path} is not UTF-8: line {index + 1} has the invalid byte "
+                f"{line[error.start]:#04x} at column {error.start + 1}"
+            ) from error
+        vocab[token.strip()] = index
+    if not any(vocab):
+        raise ValueError(f"Vocab file {path} is empty: it holds no token")
+    return vocab
+
+
+def _read_file(path):
+    """Returns the bytes of a vocab file, local or remote.
+
+    Raises:
+      OSError: naming the file, if it cannot be read.
+    """
+    if "://" not in path:
+        try:
+            with open(path, "rb") as reader:
+                return reader.read()
+        except OSError as error:
+            raise type(error)(
+                error.errno, f"Cannot read vocab file {path}: {error.strerror}"
+            ) from error
+    # Only remote file systems such as gs:// need TensorFlow, so local
+    # vocabularies load without importing it.
+    import tensorflow as tf
+
+    try:
+        with tf.io.gfile.GFile(path, "rb") as reader:
+            return reader.read()
+    except tf.errors.OpError as error:
+        raise OSError(
+            f"Cannot read vocab file {path}: {type(error).__name__} {error.message}"
+        ) from error
+
+
+def convert_by_vocab(vocab, items):
+    """Maps each item through `vocab`: tokens to ids, or ids to tokens.
+
+    Args:
+      vocab: a mapping, e.g. token -> id (`FullTokenizer.vocab`) or
+        id -> token (`FullTokenizer.inv_vocab`).
+      items: an iterable of keys of `vocab`.
+
+    Returns:
+      The list of the items' values.
+
+    Raises:
+      KeyError: if an item is not in `vocab`.
+    """
+    return list(map(vocab.__getitem__, items))
+
+
+def convert_tokens_to_ids(vocab, tokens):
+    """Converts tokens to ids.
+
+    Args:
+      vocab: a mapping from token to id.
+      tokens: an iterable of tokens.
+
+    Returns:
+      The list of ids.
+    """
+    return convert_by_vocab(vocab, tokens)
+
+
+def convert_ids_to_tokens(inv_vocab, ids):
+    """Converts ids to tokens.
+
+    Args:
+      inv_vocab: a mapping from id to token.
+      ids: an iterable of ids.
+
+    Returns:
+      The list of tokens.
+    """
+    return convert_by_vocab(inv_vocab, ids)
+
+
+def whitespace_tokenize(text):
+    """Splits `text` on whitespace, as `str.split()` does.
+
+    Args:
+      text: a `str`.
+
+    Returns:
+      The list of non-empty words.
+    """
+    return text.split()
+
+
+class FullTokenizer:
+    """Runs end-to-end tokenization: basic tokenization, then WordPiece."""
+
+    def __init__(self, vocab_file, do_lower_case=True):
+        """Loads the vocabulary and builds both tokenizers.
+
+        Args:
+          vocab_file: path of the vocabulary, one token a line (see
+            `load_vocab`).
+          do_lower_case: whether to lower-case the text and strip accents; True
+            for the uncased models.
+        """
+        self.vocab_file = os.fspath(vocab_file)
+        self.vocab = load_vocab(vocab_file)
+        self.inv_vocab = {index: token for token, index in self.vocab.items()}
+        self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
+        self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
+
+    def tokenize(self, text):
+        """Splits text into word pieces.
+
+        Args:
+          text: a `str`, or UTF-8 `bytes`.
+
+        Returns:
+          The list of word pieces, e.g. ["un", "##want", "##ed"].
+        """
+        words = self.basic_tokenizer.tokenize(text)
+        # Basic tokens hold no whitespace, so joining them with spaces hands
+        # WordPiece exactly these words.
+        return self.wordpiece_tokenizer.tokenize(" ".join(words))
+
+    def convert_tokens_to_ids(self, tokens):
+        """Converts word pieces to their ids.
+
+        Args:
+          tokens: an iterable of word pieces.
+
+        Returns:
+          The list of ids.
+
+        Raises:
+          KeyError: if a token is not in the vocabulary; the message names the
+            vocab file.
+        """
+        try:
+            return convert_by_vocab(self.vocab, tokens)
+        except KeyError as error:
+            token = error.args[0]
+            if token == self.wordpiece_tokenizer.unk_token:
+                message = (
+                    f"Vocab file {self.vocab_file} has no unknown token {token!r}, which "
+                    "stands for words that its word pieces cannot spell"
+                )
+            else:
+                message = f"Token {token!r} is not in vocab file {self.vocab_file}"
+            raise KeyError(message) from None
+
+    def convert_ids_to_tokens(self, ids):
+        """Converts ids to their word pieces.
+
+        Args:
+          ids: an iterable of ids.
+
+        Returns:
+          The list of word pieces.
+        """
+        return convert_by_vocab(self.inv_vocab, ids)
+
+
+class BasicTokenizer:
+    """Runs basic tokenization: cleaning, lower casing, punctuation splitting."""
+
+    def __init__(self, do_lower_case=True):
+        """Constructs a BasicTokenizer.
+
+        Args:
+          do_lower_case: whether to lower-case the input and strip accents.
+        """
+        self.do_lower_case = do_lower_case
+
+    def tokenize(self, text):
+        """Splits a piece of text into words and punctuation.
+
+        Args:
+          text: a `str`, or UTF-8 `bytes`.
+
+        Returns:
+          The list of words, e.g. ["hello", "!", "how", "are", "you", "?"].
+        """
+        text = self._clean_text(convert_to_unicode(text))
+        if self.do_lower_case:
+            # The original lower-cases and strips accents word by word. Doing
+            # it on the whole text gives the same words: the one mapping that
+            # looks at neighbours, the final sigma, looks only across
+            # case-ignorable characters, and no whitespace character is one;
+            # NFD never reorders across a space; and no character lower-cases
+            # or decomposes into whitespace (tests/test_tokenization.py checks
+            # these facts for every character).
+            text = self._run_strip_accents(text.lower())
+        return self._split_words(text)
+
+    @staticmethod
+    def _clean_text(text):
+        """Deletes NUL, U+FFFD and control characters; turns whitespace into spaces."""
+        patterns = _patterns_for(text)
+        text = patterns["removed"].sub("", text)
+        return patterns["whitespace"].sub(" ", text)
+
+    @staticmethod
+    def _run_strip_accents(text):
+        """Puts text in NFD and drops its nonspacing marks (category Mn)."""
+        if text.isascii():
+            # ASCII text is its own NFD and holds no marks.
+            return text
+        text = unicodedata.normalize("NFD", text)
+        return _patterns_for(text)["accent"].sub("", text)
+
+    @staticmethod
+    def _split_words(text):
+        """Splits on whitespace, and makes each punctuation mark and CJK ideograph a word.
+
+        Splitting off CJK ideographs here rather than before lower casing, as
+        the original does, gives the same words: lower casing and NFD neither
+        create nor remove CJK ideographs (tests/test_tokenization.py checks
+        this for every character).
+        """
+        return _patterns_for(text)["word"].findall(text)
+
+
+class WordpieceTokenizer:
+    """Runs WordPiece tokenization."""
+
+    def __init__(self, vocab, unk_token="[UNK]", max_input_chars_per_word=200):
+        """Constructs a WordpieceTokenizer.
+
+        The vocabulary must not change afterwards: the tokenizer caches the
+        pieces of each word it has seen.
+
+        Args:
+          vocab: a mapping whose keys are the vocabulary's tokens; pieces
+            after the first of a word carry a "##" prefix.
+          unk_token: the token that replaces a word WordPiece cannot spell.
+          max_input_chars_per_word: longer words become `unk_token`.
+        """
+        self.vocab = vocab
+        self.unk_token = unk_token
+        self.max_input_chars_per_word = max_input_chars_per_word
+        # No match can be longer than the longest token, so the search for
+        # each piece starts there instead of at the end of the word.
+        self._max_piece_chars = max((len(token) for token in vocab), default=0)
+        self._cache = _WordCache(self._split_word)
+
+    def tokenize(self, text):
+        """Splits each whitespace-separated word of `text` into word pieces.
+
+        This is greedy longest-match-first: each piece is the longest
+        vocabulary entry that starts the rest of the word. For example,
+        "unaffable" becomes ["un", "##aff", "##able"].
+
+        Args:
+          text: a `str` or UTF-8 `bytes` of whitespace-separated words that
+            `BasicTokenizer` has already produced.
+
+        Returns:
+          The list of word pieces.
+        """
+        words = whitespace_tokenize(convert_to_unicode(text))
+        return list(itertools.chain.from_iterable(map(self._cache.__getitem__, words)))
+
+    def _split_word(self, word):
+        """Returns the word pieces of one word, or (unk_token,)."""
+        if len(word) > self.max_input_chars_per_word:
+            return (self.unk_token,)
+        pieces = []
+        start = 0
+        while start < len(word):
+            end = min(len(word), start + self._max_piece_chars)
+            while end > start:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.vocab:
+                    break
+                end -= 1
+            else:
+                # No entry matches at `start`: the whole word is unknown.
+                return (self.unk_token,)
+            pieces.append(piece)
+            start = end
+        return tuple(pieces)
+
+
+class _WordCache(dict):
+    """Maps each word to its word pieces, splitting words on first sight.
+
+    Being a dict with `__missing__`, a hit costs one C-level lookup, with no
+    Python code run.
+    """
+
+    def __init__(self, split_word):
+        """Creates an empty cache.
+
+        Args:
+          split_word: the function from a word to its tuple of word pieces.
+        """
+        super().__init__()
+        self._split_word = split_word
+
+    def __missing__(self, word):
+        """Splits a word that is not cached yet, and caches it."""
+        if len(self) >= _WORDPIECE_CACHE_SIZE:
+            self.clear()
+        pieces = self[word] = self._split_word(word)
+        return pieces
+
+
+def pack_ids(ids_a, ids_b=None, *, max_seq_length, cls_id, sep_id):
+    """Packs the token ids of one example into BERT's fixed-length inputs.
+
+    The layout is `[CLS] a [SEP]`, or `[CLS] a [SEP] b [SEP]` for a pair, then
+    zeros up to `max_seq_length`. A single segment keeps its first
+    `max_seq_length - 2` ids. A pair is truncated as the original
+    `run_classifier.py` does: the last id of the longer segment (of `b` on a
+    tie) is dropped until the pair fits in `max_seq_length - 3`.
+    `text_ops.BertPacker` does the same in the TensorFlow graph.
+
+    Args:
+      ids_a: the first segment's token ids.
+      ids_b: the second segment's token ids, or None.
+      max_seq_length: the length of every output list.
+      cls_id: the id of "[CLS]".
+      sep_id: the id of "[SEP]".
+
+    Returns:
+      A dict of lists of `max_seq_length` ints: "input_ids", "input_mask" (1
+      for real tokens, 0 for padding) and "segment_ids" (0 for `[CLS] a
+      [SEP]`, 1 for `b [SEP]`).
+
+    Raises:
+      ValueError: if `max_seq_length` leaves no room for the special tokens.
+    """
+    ids_a = list(ids_a)
+    if ids_b is None:
+        _check_room(max_seq_length, 2)
+        ids_a = ids_a[: max_seq_length - 2]
+        input_ids = [cls_id, *ids_a, sep_id]
+        segment_ids = [0] * len(input_ids)
+    else:
+        _check_room(max_seq_length, 3)
+        ids_b = list(ids_b)
+        _truncate_seq_pair(ids_a, ids_b, max_seq_length - 3)
+        input_ids = [cls_id, *ids_a, sep_id, *ids_b, sep_id]
+        segment_ids = [0] * (len(ids_a) + 2) + [1] * (len(ids_b) + 1)
+    padding = [0] * (max_seq_length - len(input_ids))
+    return {
+        "input_ids": input_ids + padding,
+        "input_mask": [1] * len(input_ids) + padding,
+        "segment_ids": segment_ids + padding,
+    }
+
+
+def _check_room(max_seq_length, special_tokens):
+    """Raises ValueError if `max_seq_length` cannot hold the special tokens."""
+    if max_seq_length < special_tokens:
+        raise ValueError(
+            f"max_seq_length={max_seq_length} leaves no room for the "
+            f"{special_tokens} special tokens"
+        )
+
+
+def _truncate_seq_pair(tokens_a, tokens_b, max_length):
+    """Truncates a pair in place to `max_length`, always from the longer one.
+
+    Dropping from the longer segment keeps more of a short one, whose every
+    token likely carries more information.
+    """
+    while len(tokens_a) + len(tokens_b) > max_length:
+        if len(tokens_a) > len(tokens_b):
+            tokens_a.pop()
+        else:
+            tokens_b.pop()
+
+
+@functools.cache
+def char_class_ranges():
+    """Returns the character classes of basic tokenization as code point ranges.
+
+    The classes come from this Python's `unicodedata` and follow the
+    original's definitions. `text_ops` writes its in-graph patterns from them,
+    so both forms agree even where TensorFlow's Unicode tables differ from
+    Python's.
+
+    Returns:
+      A dict from class name to a tuple of inclusive (first, last) code point
+      ranges, sorted:
+        "removed": deleted by cleaning: NUL, U+FFFD and the control characters
+          (categories Cc and Cf) except tab, newline and carriage return.
+        "whitespace": turned into a space by cleaning: tab, newline, carriage
+          return and category Zs, but for the space itself, which needs no
+          replacing.
+        "accent": category Mn, deleted after NFD when lower casing.
+        "punctuation": ASCII 33-47, 58-64, 91-96, 123-126 and categories P*;
+          each is a word of its own.
+        "cjk": `CJK_RANGES`; each ideograph is a word of its own.
+        "split": what `str.split()` splits on.
+    """
+    by_category = collections.defaultdict(list)
+    split = []
+    for code_point in range(sys.maxunicode + 1):
+        char = chr(code_point)
+        by_category[unicodedata.category(char)].append(code_point)
+        if char.isspace():
+            split.append(code_point)
+    tab_newline_return = {0x09, 0x0A, 0x0D}
+    removed = set(by_category["Cc"] + by_category["Cf"]) - tab_newline_return | {0x00, 0xFFFD}
+    whitespace = set(by_category["Zs"]) - {0x20} | tab_newline_return
+    # All non-alphanumeric ASCII counts as punctuation, e.g. "$", "^" and "`",
+    # which Unicode classes as symbols.
+    ascii_punctuation = [*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)]
+    punctuation = set(ascii_punctuation).union(
+        *(by_category[category] for category in ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"))
+    )
+    return {
+        "removed": _to_ranges(removed),
+        "whitespace": _to_ranges(whitespace),
+        "accent": _to_ranges(by_category["Mn"]),
+        "punctuation": _to_ranges(punctuation),
+        "cjk": CJK_RANGES,
+        "split": _to_ranges(split),
+    }
+
+
+def _to_ranges(code_points):
+    """Merges code points into sorted, inclusive (first, last) ranges."""
+    ranges = []
+    for code_point in sorted(code_points):
+        if ranges and ranges[-1][1] == code_point - 1:
+            ranges[-1] = (ranges[-1][0], code_point)
+        else:
+            ranges.append((code_point, code_point))
+    return tuple(ranges)
+
+
+def _patterns_for(text):
+    """Returns the `re` patterns of basic tokenization fitted to `text`.
+
+    `re` tests a character against the part of a class outside the Basic
+    Multilingual Plane range by range, which makes the full classes slow. Most
+    text is ASCII or stays in that plane, and classes cut to the text's range
+    of code points give the same matches on it, much faster.
+    """
+    if text.isascii():
+        return _python_patterns(0x7F)
+    if not _ASTRAL_RE.search(text):
+        return _python_patterns(0xFFFF)
+    return _python_patterns(sys.maxunicode)
+
+
+@functools.cache
+def _python_patterns(max_code_point):
+    """Compiles the `re` patterns of `BasicTokenizer` from `char_class_ranges()`.
+
+    Args:
+      max_code_point: the classes keep only the code points up to this one.
+
+    Returns:
+      A dict of compiled patterns: "removed", "whitespace", "word", and, above
+      ASCII (which has no accents), "accent".
+    """
+    classes = {}
+    for name, ranges in char_class_ranges().items():
+        classes[name] = _re_class(
+            (first, min(last, max_code_point)) for first, last in ranges if first <= max_code_point
+        )
+    own_word = classes["punctuation"] + classes["cjk"]
+    patterns = {
+        "removed": re.compile(f"[{classes['removed']}]+"),
+        "whitespace": re.compile(f"[{classes['whitespace']}]"),
+        # A word is one punctuation mark or ideograph, or a run of anything
+        # but those and whitespace.
+        "word": re.compile(f"[{own_word}]|[^{own_word}{classes['split']}]+"),
+    }
+    if classes["accent"]:
+        patterns["accent"] = re.compile(f"[{classes['accent']}]+")
+    return patterns
+
+
+def _re_class(ranges):
+    """Writes code point ranges as the body of an `re` character class."""
+    return "".join(
+        f"\\U{first:08x}" if first == last else f"\\U{first:08x}-\\U{last:08x}"
+        for first, last in ranges
+    )
