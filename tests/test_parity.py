@@ -4,13 +4,14 @@ The reference outputs come from tools/make_parity_fixture.py (transformers
 BertModel, PyTorch, float32); this test needs neither torch nor transformers.
 """
 
+import json
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import checkpoints
+from bert_tf import checkpoints, tokenization
 from bert_tf.modeling import BertModel
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_minilm.npz")
@@ -68,3 +69,18 @@ def test_google_format_round_trip_matches(minilm_folder, reference, tmp_path):
     np.testing.assert_array_equal(
         reloaded["sequence_output"].numpy(), outputs["sequence_output"].numpy())
     _assert_matches(reloaded, reference)
+
+
+def test_our_tokenizer_gives_the_fixture_ids(minilm_folder, reference):
+    """The fixture's ids come from transformers' BertTokenizer: ours must agree."""
+    tokenizer = tokenization.FullTokenizer(os.path.join(minilm_folder, "vocab.txt"))
+    texts = json.loads(str(reference["texts"]))
+    length = reference["input_ids"].shape[1]
+    for i, (a, b) in enumerate(zip(texts["first"], texts["second"], strict=True)):
+        ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(a))
+        ids_b = None if b is None else tokenizer.convert_tokens_to_ids(tokenizer.tokenize(b))
+        packed = tokenization.pack_ids(ids_a, ids_b, max_seq_length=length,
+                                       cls_id=tokenizer.vocab["[CLS]"],
+                                       sep_id=tokenizer.vocab["[SEP]"])
+        for key in ("input_ids", "input_mask", "segment_ids"):
+            assert packed[key] == reference[key][i].tolist(), (key, a, b)
