@@ -204,8 +204,37 @@ def _read_tensors(fmt, path):
         return tensors, shapes
     reader = tf.train.load_checkpoint(path)
     shapes = {name: tuple(shape) for name, shape in reader.get_variable_to_shape_map().items()}
-    tensors = {name: (lambda name=name: reader.get_tensor(name)) for name in shapes}
-    return tensors, shapes
+    keys = {name: name for name in shapes}
+    if fmt == "tf2":
+        keys.update(_object_graph_aliases(reader))
+    tensors = {name: (lambda key=key: reader.get_tensor(key)) for name, key in keys.items()}
+    return tensors, {name: shapes[key] for name, key in keys.items()}
+
+
+def _object_graph_aliases(reader):
+    """{every object path of a tf2 checkpoint's variable: its stored key}.
+
+    tf.train.Checkpoint stores each variable once, under its shortest path:
+    a variable that the optimizer also tracks may be stored under
+    "optimizer/_trainable_variables/7/..." rather than "encoder/layer_0/...".
+    Walking the object graph recovers every path, so WeightName.tf2 finds it.
+    """
+    from tensorflow.core.protobuf import trackable_object_graph_pb2
+
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    aliases = {}
+    stack = [(0, "", frozenset())]
+    while stack:
+        node_id, path, ancestors = stack.pop()
+        node = graph.nodes[node_id]
+        for attribute in node.attributes:
+            aliases[f"{path}.ATTRIBUTES/{attribute.name}"] = attribute.checkpoint_key
+        for child in node.children:
+            if child.node_id not in ancestors:
+                stack.append((child.node_id, f"{path}{child.local_name}/",
+                              ancestors | {node_id}))
+    return aliases
 
 
 @dataclasses.dataclass

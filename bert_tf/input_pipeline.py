@@ -62,6 +62,32 @@ def pretraining_features(max_seq_length, max_predictions_per_seq):
     )
 
 
+def classification_features(max_seq_length, is_regression=False):
+    """The features of a sentence (pair) classification record.
+
+    These are the original run_classifier.py's, written by
+    classifier_data.write_tfrecord.
+
+    Args:
+      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
+      is_regression: whether label_ids holds a float score (STS-B).
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [max_seq_length] int64;
+        label_ids: [1] int64, or float32 for regression;
+        is_real_example: [1] int64, 0 for the padding examples that fill the
+          last eval or predict batch.
+    """
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+        FeatureSpec("label_ids", 1, FLOAT32 if is_regression else INT64),
+        FeatureSpec("is_real_example", 1, INT64),
+    )
+
+
 def parsing_spec(features):
     """Maps FeatureSpecs to the tf.io.FixedLenFeature dict that parses them.
 
@@ -175,20 +201,71 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
       A tf.data.Dataset of dicts from feature name to a [batch_size, length]
       tensor: int32 for the int64 features, float32 for masked_lm_weights.
     """
-    import tensorflow as tf
-
-    spec = parsing_spec(pretraining_features(max_seq_length, max_predictions_per_seq))
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads, seed)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+    return _batch_and_parse(
+        dataset, pretraining_features(max_seq_length, max_predictions_per_seq), batch_size)
 
-    def parse(records):
-        # Parsing a whole batch at once is much faster than record by record.
-        features = tf.io.parse_example(records, spec)
+
+def classification_dataset(input_patterns, batch_size, max_seq_length, is_training,
+                           is_regression=False, input_context=None,
+                           shuffle_buffer_size=10000, seed=None):
+    """Reads classification TFRecords into batches for training or prediction.
+
+    Training repeats and shuffles; evaluation and prediction read the records
+    once, in order, so that predictions line up with the examples. Batches are
+    full (drop_remainder): classifier_data pads eval and predict files to a
+    multiple of the batch size with is_real_example = 0 records.
+
+    Args:
+      input_patterns: comma-separated file patterns, or a list of patterns.
+      batch_size: records per batch of this pipeline.
+      max_seq_length: the length the files were written with.
+      is_training: whether to repeat and shuffle.
+      is_regression: whether label_ids are float scores.
+      input_context: an optional tf.distribute.InputContext.
+      shuffle_buffer_size: records in the training shuffle buffer.
+      seed: an optional seed for the shuffle.
+
+    Returns:
+      A tf.data.Dataset of dicts: input_ids, input_mask, segment_ids int32
+      [batch_size, max_seq_length]; label_ids [batch_size, 1] (int32, or
+      float32 for regression); is_real_example int32 [batch_size, 1].
+    """
+    dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
+                       num_parallel_reads=1, seed=seed)
+    if is_training:
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+    return _batch_and_parse(
+        dataset, classification_features(max_seq_length, is_regression), batch_size)
+
+
+def _batch_and_parse(records, features, batch_size):
+    """Batches serialized records (full batches only), parses them and prefetches.
+
+    Parsing a whole batch at once is much faster than record by record.
+    int64 features become int32, the integer type TPUs support. Every
+    feature keeps its [batch, length] shape, single values included.
+
+    Args:
+      records: a tf.data.Dataset of serialized tf.train.Example.
+      features: the FeatureSpecs of the records.
+      batch_size: records per batch.
+
+    Returns:
+      A tf.data.Dataset of dicts of tensors.
+    """
+    import tensorflow as tf
+
+    spec = parsing_spec(features)
+
+    def parse(batch):
+        parsed = tf.io.parse_example(batch, spec)
         return {name: tf.cast(t, tf.int32) if t.dtype == tf.int64 else t
-                for name, t in features.items()}
+                for name, t in parsed.items()}
 
-    dataset = dataset.batch(batch_size, drop_remainder=True)
+    dataset = records.batch(batch_size, drop_remainder=True)
     dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

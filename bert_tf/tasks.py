@@ -112,7 +112,7 @@ class ClassificationTask:
     """Sentence (pair) classification or regression on the pooled [CLS] output.
 
     Features: input_ids, input_mask, segment_ids [batch, seq]; label_ids
-    [batch] (int32, or float32 for regression); is_real_example [batch]
+    [batch, 1] (int32, or float32 for regression); is_real_example [batch, 1]
     (0 for the padding examples that make the last eval batch full).
     """
 
@@ -134,15 +134,15 @@ class ClassificationTask:
 
     def _per_example_loss(self, features, outputs):
         """Cross-entropy, or squared error for regression; [batch]."""
+        labels = features["label_ids"][:, 0]
         if self.is_regression:
-            labels = tf.cast(features["label_ids"], tf.float32)
-            return tf.square(outputs["logits"][:, 0] - labels)
+            return tf.square(outputs["logits"][:, 0] - tf.cast(labels, tf.float32))
         return keras.losses.sparse_categorical_crossentropy(
-            features["label_ids"], outputs["logits"], from_logits=True)
+            labels, outputs["logits"], from_logits=True)
 
     def losses(self, features, outputs):
         """Returns {"loss": mean over real examples}."""
-        weights = tf.cast(features["is_real_example"], tf.float32)
+        weights = tf.cast(features["is_real_example"][:, 0], tf.float32)
         per_example = self._per_example_loss(features, outputs)
         return {"loss": tf.reduce_sum(per_example * weights)
                 / tf.maximum(tf.reduce_sum(weights), 1.0)}

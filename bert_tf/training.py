@@ -369,7 +369,7 @@ class Trainer:
         """Returns per-replica predictions and is_real_example for one batch."""
         def replica_fn(features):
             outputs = self.task.forward(self.encoder, self.heads, features, training=False)
-            return self.task.predictions(outputs), features["is_real_example"]
+            return self.task.predictions(outputs), features["is_real_example"][:, 0]
         return self.strategy.run(replica_fn, args=(features,))
 
     def predict(self, dataset_fn):

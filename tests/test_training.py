@@ -146,12 +146,12 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
     examples = {"input_ids": rng.integers(5, 50, size=(n, SEQ)).astype(np.int32),
                 "input_mask": np.ones((n, SEQ), np.int32),
                 "segment_ids": np.zeros((n, SEQ), np.int32),
-                "label_ids": rng.integers(0, 3, size=n).astype(np.int32),
-                "is_real_example": np.array([1] * 10 + [0] * 2, np.int32)}
+                "label_ids": rng.integers(0, 3, size=(n, 1)).astype(np.int32),
+                "is_real_example": np.array([[1]] * 10 + [[0]] * 2, np.int32)}
     trainer = training.Trainer(ClassificationTask(3), config, tf.distribute.get_strategy(),
                                str(tmp_path), 1e-3, 10, 1)
     probabilities, real = trainer.predict(_dataset_fn(examples, 4, repeat=False))
-    assert probabilities.shape == (12, 3) and real.tolist() == examples["is_real_example"].tolist()
+    assert probabilities.shape == (12, 3) and real.tolist() == [1] * 10 + [0] * 2
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
     direct = trainer.task.predictions(trainer.task.forward(
         trainer.encoder, trainer.heads, examples, training=False))

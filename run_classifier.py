@@ -1,0 +1,194 @@
+"""Fine-tunes BERT on a GLUE task: train, evaluate, predict, export.
+
+The original README's command line runs unchanged, e.g. for MRPC:
+
+  python run_classifier.py --task_name=MRPC --do_train=true --do_eval=true \\
+    --data_dir=$GLUE_DIR/MRPC --vocab_file=$BERT_BASE_DIR/vocab.txt \\
+    --bert_config_file=$BERT_BASE_DIR/bert_config.json \\
+    --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --max_seq_length=128 \\
+    --train_batch_size=32 --learning_rate=2e-5 --num_train_epochs=3.0 \\
+    --output_dir=/tmp/mrpc_output/
+
+--init_checkpoint may also be a Hugging Face folder (its vocab.txt and
+config.json are then used when --vocab_file and --bert_config_file are not
+given) or a bert_tf pretraining output_dir. --tfds_name=glue/<task> reads the
+data through TensorFlow Datasets instead of --data_dir. --export_dir writes a
+SavedModel that takes raw text.
+"""
+
+import functools
+import os
+
+import tensorflow as tf
+from absl import app, flags, logging
+
+from bert_tf import (
+    checkpoints,
+    classifier_data,
+    distribution,
+    export,
+    glue,
+    input_pipeline,
+    tokenization,
+    training,
+)
+from bert_tf.tasks import ClassificationTask
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("data_dir", None, "Folder with the task's .tsv files (GLUE layout).")
+flags.DEFINE_string(
+    "tfds_name", None, "Read the task from TensorFlow Datasets instead, e.g. glue/mrpc.")
+flags.DEFINE_string(
+    "task_name", None, f"The task, case-insensitive: {', '.join(sorted(glue.PROCESSORS))}.")
+flags.DEFINE_string(
+    "vocab_file", None, "vocab.txt the model was trained with; default: the one in a "
+    "Hugging Face --init_checkpoint folder.")
+flags.DEFINE_bool(
+    "do_lower_case", True,
+    "Lower-case the input: True for uncased models, False for cased ones.")
+flags.DEFINE_bool("do_predict", False, "Predict on the test set and write submission files.")
+flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
+flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs.")
+flags.DEFINE_float(
+    "warmup_proportion", 0.1, "Share of training with a linear learning-rate warmup.")
+flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.")
+training.define_training_flags()
+distribution.define_tpu_flags()
+flags.mark_flags_as_required(["task_name", "output_dir"])
+
+
+def _vocab_file():
+    """--vocab_file, or the vocab.txt of a Hugging Face init_checkpoint folder."""
+    if FLAGS.vocab_file:
+        return FLAGS.vocab_file
+    if FLAGS.init_checkpoint and os.path.isdir(FLAGS.init_checkpoint):
+        candidate = os.path.join(FLAGS.init_checkpoint, "vocab.txt")
+        if os.path.exists(candidate):
+            return candidate
+    raise app.UsageError("--vocab_file is required (the checkpoint folder has no vocab.txt)")
+
+
+def _examples(processor, split):
+    """The examples of one split, from --data_dir or --tfds_name."""
+    if FLAGS.tfds_name:
+        return glue.examples_from_tfds(FLAGS.tfds_name, split)
+    return processor.get_examples(FLAGS.data_dir, split)
+
+
+def _write_records(name, examples, processor, tokenizer, pad_to_multiple_of=None):
+    """Writes examples as <output_dir>/<name>.tf_record and returns the path."""
+    path = os.path.join(FLAGS.output_dir, f"{name}.tf_record")
+    classifier_data.write_tfrecord(
+        path, examples, processor.get_labels(), FLAGS.max_seq_length, tokenizer,
+        processor.is_regression, pad_to_multiple_of)
+    return path
+
+
+def _dataset_fn(path, batch_size, is_training, is_regression, input_context):
+    """One input pipeline's dataset, for distribute_datasets_from_function."""
+    return input_pipeline.classification_dataset(
+        path, input_context.get_per_replica_batch_size(batch_size), FLAGS.max_seq_length,
+        is_training, is_regression, input_context)
+
+
+def _predict(trainer, name, examples, processor, tokenizer, batch_size):
+    """Predictions for examples, padding dropped."""
+    path = _write_records(name, examples, processor, tokenizer, batch_size)
+    predictions, real = trainer.predict(functools.partial(
+        _dataset_fn, path, batch_size, False, processor.is_regression))
+    return predictions[real == 1]
+
+
+def main(_):
+    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict):
+        raise app.UsageError("At least one of do_train, do_eval or do_predict must be True.")
+    if not (FLAGS.data_dir or FLAGS.tfds_name):
+        raise app.UsageError("Give --data_dir (GLUE .tsv files) or --tfds_name.")
+    try:
+        processor = glue.get_processor(FLAGS.task_name)
+    except ValueError as e:
+        raise app.UsageError(str(e)) from None
+    tokenizer = tokenization.FullTokenizer(_vocab_file(), FLAGS.do_lower_case)
+    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
+    if FLAGS.max_seq_length > config.max_position_embeddings:
+        raise app.UsageError(
+            f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
+            f"max_position_embeddings={config.max_position_embeddings}")
+    if len(tokenizer.vocab) != config.vocab_size:
+        raise app.UsageError(
+            f"the vocab file has {len(tokenizer.vocab)} tokens but the model's vocab_size "
+            f"is {config.vocab_size}: the checkpoint was trained with another vocab")
+
+    strategy = distribution.strategy_from_flags()
+    training.set_precision_policy(FLAGS.mixed_precision, strategy)
+    training.validate_batch_flags(FLAGS, strategy)
+    tf.io.gfile.makedirs(FLAGS.output_dir)
+
+    train_examples, num_train_steps, num_warmup_steps = [], 0, 0
+    if FLAGS.do_train:
+        train_examples = _examples(processor, "train")
+        num_train_steps = int(len(train_examples) / FLAGS.train_batch_size
+                              * FLAGS.num_train_epochs)
+        num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
+    task = ClassificationTask(len(processor.get_labels()), processor.is_regression)
+    trainer = training.Trainer(
+        task, config, strategy, FLAGS.output_dir, learning_rate=FLAGS.learning_rate,
+        num_train_steps=max(num_train_steps, 1), num_warmup_steps=num_warmup_steps,
+        optimizer_type=FLAGS.optimizer, bias_correction=FLAGS.adam_bias_correction,
+        gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
+        iterations_per_loop=FLAGS.iterations_per_loop,
+        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
+    trainer.restore(FLAGS.init_checkpoint)
+    config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
+
+    if FLAGS.do_train:
+        logging.info("Training on %d examples: %d steps, %d warmup.",
+                     len(train_examples), num_train_steps, num_warmup_steps)
+        path = _write_records("train", train_examples, processor, tokenizer)
+        micro_batch = FLAGS.train_batch_size // FLAGS.gradient_accumulation_steps
+        trainer.train(functools.partial(_dataset_fn, path, micro_batch, True,
+                                        processor.is_regression),
+                      num_train_steps, FLAGS.train_batch_size)
+
+    if FLAGS.do_eval:
+        results = {"global_step": trainer.global_step}
+        label_map = {label: i for i, label in enumerate(processor.get_labels())}
+        for split in processor.eval_splits:
+            examples = _examples(processor, split)
+            predictions = _predict(trainer, split, examples, processor, tokenizer,
+                                   FLAGS.eval_batch_size)
+            labels = [e.label if processor.is_regression else label_map[e.label]
+                      for e in examples]
+            metrics = classifier_data.evaluation_metrics(
+                processor.name, predictions, labels, processor.is_regression)
+            prefix = f"{split}_" if len(processor.eval_splits) > 1 else ""
+            results.update({prefix + k: v for k, v in metrics.items()})
+        training.write_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), results)
+        for key in sorted(results):
+            print(f"{key} = {results[key]}")
+
+    if FLAGS.do_predict:
+        for split in processor.predict_splits:
+            examples = _examples(processor, split)
+            predictions = _predict(trainer, split, examples, processor, tokenizer,
+                                   FLAGS.predict_batch_size)
+            suffix = "" if len(processor.predict_splits) == 1 else f"_{split}"
+            glue.write_test_results(
+                os.path.join(FLAGS.output_dir, f"test_results{suffix}.tsv"), predictions)
+            glue.write_submission(
+                os.path.join(FLAGS.output_dir, processor.submission_file(split)),
+                processor.name, examples, predictions)
+
+    if FLAGS.export_dir:
+        export.export_classifier(
+            FLAGS.export_dir, trainer.encoder, trainer.heads[checkpoints.CLASSIFIER],
+            _vocab_file(), FLAGS.do_lower_case, FLAGS.max_seq_length,
+            is_regression=processor.is_regression,
+            sentence_pairs=processor.tfds_text_keys[1] is not None)
+
+
+if __name__ == "__main__":
+    app.run(main)
