@@ -169,7 +169,8 @@ def _records(files, is_training, input_context, num_parallel_reads, seed):
 
 def pretraining_dataset(input_patterns, batch_size, max_seq_length,
                         max_predictions_per_seq, is_training, input_context=None,
-                        num_parallel_reads=4, shuffle_buffer_size=100, seed=None):
+                        num_parallel_reads=4, shuffle_buffer_size=100, seed=None,
+                        dynamic_masking=None):
     """Reads masked-LM/next-sentence TFRecords into batches of int32 features.
 
     Training reads the files forever, in an order shuffled at the file level,
@@ -180,6 +181,11 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
     Every batch has exactly `batch_size` records (drop_remainder), since TPUs
     need static shapes; evaluation may therefore skip up to batch_size - 1
     trailing records. int64 features are cast to int32, the type TPUs support.
+
+    With `dynamic_masking`, each batch's stored masks are undone and new ones
+    drawn (see bert_tf/masking.py), anew on every pass over the files; the
+    features keep their shapes and dtypes. Any pretraining file works: the
+    stored masks tell the original tokens.
 
     Args:
       input_patterns: comma-separated file patterns, or a list of patterns.
@@ -195,18 +201,30 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
         when there are fewer files than pipelines.
       num_parallel_reads: how many files training interleaves at once.
       shuffle_buffer_size: records in the training shuffle buffer.
-      seed: an optional seed for the shuffles.
+      seed: an optional seed for the shuffles and for dynamic masking.
+      dynamic_masking: an optional `masking.DynamicMaskingConfig`: mask in the
+        pipeline rather than use the stored masks.
 
     Returns:
       A tf.data.Dataset of dicts from feature name to a [batch_size, length]
       tensor: int32 for the int64 features, float32 for masked_lm_weights.
     """
+    import tensorflow as tf
+
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads, seed)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
-    return _batch_and_parse(
+    dataset = _batch_and_parse(
         dataset, pretraining_features(max_seq_length, max_predictions_per_seq), batch_size)
+    if dynamic_masking is not None:
+        # Imported here: it loads TensorFlow and tensorflow_text at import.
+        from bert_tf import masking
+
+        dataset = masking.mask_batches(
+            dataset, dynamic_masking, max_predictions_per_seq, seed,
+            input_context.input_pipeline_id if input_context else 0)
+    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def classification_dataset(input_patterns, batch_size, max_seq_length, is_training,
@@ -234,16 +252,19 @@ def classification_dataset(input_patterns, batch_size, max_seq_length, is_traini
       [batch_size, max_seq_length]; label_ids [batch_size, 1] (int32, or
       float32 for regression); is_real_example int32 [batch_size, 1].
     """
+    import tensorflow as tf
+
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads=1, seed=seed)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
     return _batch_and_parse(
-        dataset, classification_features(max_seq_length, is_regression), batch_size)
+        dataset, classification_features(max_seq_length, is_regression), batch_size
+    ).prefetch(tf.data.AUTOTUNE)
 
 
 def _batch_and_parse(records, features, batch_size):
-    """Batches serialized records (full batches only), parses them and prefetches.
+    """Batches serialized records (full batches only) and parses them.
 
     Parsing a whole batch at once is much faster than record by record.
     int64 features become int32, the integer type TPUs support. Every
@@ -267,5 +288,4 @@ def _batch_and_parse(records, features, batch_size):
                 for name, t in parsed.items()}
 
     dataset = records.batch(batch_size, drop_remainder=True)
-    dataset = dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
