@@ -27,6 +27,7 @@ setup(
         "tensorboard",
     ],
     extras_require={
-        "test": ["pytest", "ruff"],
+        # nbclient, nbformat, ipykernel and matplotlib execute and check the notebook.
+        "test": ["pytest", "ruff", "nbclient", "nbformat", "ipykernel", "matplotlib"],
     },
 )
