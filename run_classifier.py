@@ -69,11 +69,35 @@ def _vocab_file():
     raise app.UsageError("--vocab_file is required (the checkpoint folder has no vocab.txt)")
 
 
+# The processors' split names that TFDS's GLUE builder calls otherwise.
+_TFDS_SPLITS = {"dev": "validation", "dev_matched": "validation_matched",
+                "dev_mismatched": "validation_mismatched"}
+
+
 def _examples(processor, split):
-    """The examples of one split, from --data_dir or --tfds_name."""
+    """The examples of one split, from --data_dir or --tfds_name.
+
+    Args:
+      processor: The task's glue.DataProcessor.
+      split: A split name of the processor ("train", "dev", "test_matched").
+
+    Returns:
+      A non-empty list of glue.InputExample.
+
+    Raises:
+      ValueError: The split has no examples (glue's errors for bad files).
+    """
     if FLAGS.tfds_name:
-        return glue.examples_from_tfds(FLAGS.tfds_name, split)
-    return processor.get_examples(FLAGS.data_dir, split)
+        tfds_split = _TFDS_SPLITS.get(split, split)
+        examples = glue.examples_from_tfds(FLAGS.tfds_name, tfds_split)
+        source = f"{FLAGS.tfds_name} split {tfds_split}"
+    else:
+        examples = processor.get_examples(FLAGS.data_dir, split)
+        source = FLAGS.data_dir
+    # An empty split would train for no step, or fail later on an empty batch.
+    if not examples:
+        raise ValueError(f"{processor.name}: no {split} examples in {source}")
+    return examples
 
 
 def _write_records(name, examples, processor, tokenizer, pad_to_multiple_of=None):
@@ -107,8 +131,14 @@ def main(_):
         raise app.UsageError("Give --data_dir (GLUE .tsv files) or --tfds_name.")
     try:
         processor = glue.get_processor(FLAGS.task_name)
+        if FLAGS.tfds_name and glue.get_processor(FLAGS.tfds_name).name != processor.name:
+            raise ValueError(f"--tfds_name={FLAGS.tfds_name} is not the task "
+                             f"--task_name={FLAGS.task_name}")
     except ValueError as e:
         raise app.UsageError(str(e)) from None
+    if not (FLAGS.init_checkpoint or FLAGS.bert_config_file):
+        raise app.UsageError("Give --bert_config_file (or an --init_checkpoint beside which "
+                             "one is found).")
     tokenizer = tokenization.FullTokenizer(_vocab_file(), FLAGS.do_lower_case)
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
@@ -126,12 +156,25 @@ def main(_):
     training.validate_batch_flags(FLAGS, strategy)
     tf.io.gfile.makedirs(FLAGS.output_dir)
 
-    train_examples, num_train_steps, num_warmup_steps = [], 0, 0
+    # Every split this run needs is read and checked before training, so that a
+    # missing file or a bad row in dev or test fails now, not after the training.
+    train_examples = _examples(processor, "train") if FLAGS.do_train else []
+    eval_examples = {split: _examples(processor, split)
+                     for split in (processor.eval_splits if FLAGS.do_eval else ())}
+    predict_examples = {split: _examples(processor, split)
+                        for split in (processor.predict_splits if FLAGS.do_predict else ())}
+
+    num_train_steps, num_warmup_steps = 0, 0
     if FLAGS.do_train:
-        train_examples = _examples(processor, "train")
         num_train_steps = int(len(train_examples) / FLAGS.train_batch_size
                               * FLAGS.num_train_epochs)
         num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
+        if num_train_steps < 1:
+            # The original failed here too (Estimator.train: max_steps > 0).
+            raise app.UsageError(
+                f"{len(train_examples)} train examples at --train_batch_size="
+                f"{FLAGS.train_batch_size} for --num_train_epochs={FLAGS.num_train_epochs} "
+                "make no training step")
     task = ClassificationTask(len(processor.get_labels()), processor.is_regression)
     trainer = training.Trainer(
         task, config, strategy, FLAGS.output_dir, learning_rate=FLAGS.learning_rate,
@@ -156,8 +199,7 @@ def main(_):
     if FLAGS.do_eval:
         results = {"global_step": trainer.global_step}
         label_map = {label: i for i, label in enumerate(processor.get_labels())}
-        for split in processor.eval_splits:
-            examples = _examples(processor, split)
+        for split, examples in eval_examples.items():
             predictions = _predict(trainer, split, examples, processor, tokenizer,
                                    FLAGS.eval_batch_size)
             labels = [e.label if processor.is_regression else label_map[e.label]
@@ -166,13 +208,14 @@ def main(_):
                 processor.name, predictions, labels, processor.is_regression)
             prefix = f"{split}_" if len(processor.eval_splits) > 1 else ""
             results.update({prefix + k: v for k, v in metrics.items()})
+        # Written once, with every split's metrics: a run that fails on the way
+        # leaves no results file that looks complete.
         training.write_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), results)
         for key in sorted(results):
             print(f"{key} = {results[key]}")
 
     if FLAGS.do_predict:
-        for split in processor.predict_splits:
-            examples = _examples(processor, split)
+        for split, examples in predict_examples.items():
             predictions = _predict(trainer, split, examples, processor, tokenizer,
                                    FLAGS.predict_batch_size)
             suffix = "" if len(processor.predict_splits) == 1 else f"_{split}"

@@ -11,6 +11,9 @@ a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
 """
 
+import os
+import uuid
+
 import numpy as np
 import tensorflow as tf
 from absl import logging
@@ -93,18 +96,32 @@ def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
 
     Returns:
       The number of records written, padding included.
+
+    Raises:
+      ClassifierDataError: for an unknown label; nothing is written then.
     """
     label_map = {label: i for i, label in enumerate(label_list)}
+    # Every example is converted before the file is opened, so that a bad one
+    # fails before anything is written.
     records = [convert_example(e, label_map, max_seq_length, tokenizer, is_regression)
                for e in examples]
     if pad_to_multiple_of:
         while len(records) % pad_to_multiple_of:
             records.append(_padding_features(max_seq_length, is_regression))
-    tmp = path + ".tmp"
-    with tf.io.TFRecordWriter(tmp) as writer:
-        for record in records:
-            writer.write(_serialize(record))
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+    # A hidden name of its own: a crash never leaves a truncated file under a
+    # name that looks like a record file, and workers that write the same
+    # path at once (multi-worker training) never write into one temporary file.
+    directory, base = os.path.split(path)
+    tmp = os.path.join(directory, f".{base}.{uuid.uuid4().hex}.tmp")
+    try:
+        with tf.io.TFRecordWriter(tmp) as writer:
+            for record in records:
+                writer.write(_serialize(record))
+        tf.io.gfile.rename(tmp, path, overwrite=True)
+    except BaseException:
+        if tf.io.gfile.exists(tmp):
+            tf.io.gfile.remove(tmp)
+        raise
     logging.info("Wrote %d records (%d real) to %s", len(records), len(examples), path)
     return len(records)
 
@@ -114,7 +131,8 @@ def evaluation_metrics(task_name, predictions, labels, is_regression):
 
     Args:
       task_name: The GLUE task.
-      predictions: [n, num_labels] probabilities, or [n] regression scores.
+      predictions: [n, num_labels] probabilities, or [n] (or [n, 1])
+        regression scores.
       labels: [n] class ids, or float scores for regression.
       is_regression: Which of the two.
 
@@ -125,6 +143,8 @@ def evaluation_metrics(task_name, predictions, labels, is_regression):
     predictions = np.asarray(predictions, np.float64)
     labels = np.asarray(labels)
     if is_regression:
+        # [n, 1] scores (the head's logits) would broadcast against [n] labels.
+        predictions = predictions.reshape(labels.shape)
         results = {"eval_loss": float(np.mean((predictions - labels) ** 2))}
     else:
         chosen = predictions[np.arange(len(labels)), labels]

@@ -72,8 +72,9 @@ def export_classifier(export_dir, encoder, classifier_head, vocab_file, do_lower
                       max_seq_length, is_regression=False, sentence_pairs=False):
     """Writes the raw-text SavedModel.
 
-    It is written to a temporary folder and renamed, so that a failed export
-    leaves no folder that looks like a SavedModel.
+    It is written to a temporary folder beside export_dir and renamed, so
+    that a failed export leaves no folder that looks like a SavedModel: the
+    temporary folder is removed, and an earlier export_dir is left as it was.
 
     Args:
       export_dir: Destination folder; replaced if it exists.
@@ -90,9 +91,15 @@ def export_classifier(export_dir, encoder, classifier_head, vocab_file, do_lower
     signatures = {"single": module.single, "pair": module.pair,
                   "serving_default": module.pair if sentence_pairs else module.single}
     tmp = export_dir.rstrip("/") + ".tmp"
+    # One left by a run that was killed.
     if tf.io.gfile.exists(tmp):
         tf.io.gfile.rmtree(tmp)
-    tf.saved_model.save(module, tmp, signatures=signatures)
+    try:
+        tf.saved_model.save(module, tmp, signatures=signatures)
+    except BaseException:
+        if tf.io.gfile.exists(tmp):
+            tf.io.gfile.rmtree(tmp)
+        raise
     if tf.io.gfile.exists(export_dir):
         tf.io.gfile.rmtree(export_dir)
     tf.io.gfile.rename(tmp, export_dir)

@@ -1,0 +1,193 @@
+"""Tests for bert_tf.classifier_data: packing, TFRecords, padding and the eval metrics."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+from bert_tf import classifier_data, input_pipeline, tokenization
+from bert_tf.glue import InputExample
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
+SEQ = 12
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tokenization.FullTokenizer(VOCAB, do_lower_case=True)
+
+
+def _ids(tokenizer, text):
+    return tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text))
+
+
+def _read(path, is_regression=False, batch_size=1):
+    """Every record of a classification file, as numpy arrays, through the real reader."""
+    dataset = input_pipeline.classification_dataset(
+        path, batch_size, SEQ, is_training=False, is_regression=is_regression)
+    batches = list(dataset.as_numpy_iterator())
+    return {name: np.concatenate([b[name] for b in batches]) for name in batches[0]}
+
+
+@pytest.mark.parametrize("text_b", [None, "the man was in the house of the king ."])
+def test_convert_example_packs_like_pack_ids(tokenizer, text_b):
+    # Long enough that both the single and the pair case are truncated.
+    text_a = "The King was in the House, and he said that it was not to be."
+    example = InputExample("train-3", text_a, text_b, "b")
+    features = classifier_data.convert_example(
+        example, {"a": 0, "b": 1}, SEQ, tokenizer, is_regression=False)
+    expected = tokenization.pack_ids(
+        _ids(tokenizer, text_a), None if text_b is None else _ids(tokenizer, text_b),
+        max_seq_length=SEQ, cls_id=tokenizer.vocab["[CLS]"], sep_id=tokenizer.vocab["[SEP]"])
+    assert {k: features[k] for k in expected} == expected
+    assert features["label_ids"] == 1
+    assert features["is_real_example"] == 1
+    assert len(features["input_ids"]) == SEQ
+    assert features["input_ids"][0] == tokenizer.vocab["[CLS]"]
+
+
+def test_convert_example_labels(tokenizer):
+    test_row = InputExample("test-0", "the king", None, None)
+    assert classifier_data.convert_example(
+        test_row, {"a": 0, "b": 1}, SEQ, tokenizer, False)["label_ids"] == 0
+    score = InputExample("dev-1", "the king", "a man", 3.8)
+    features = classifier_data.convert_example(score, {}, SEQ, tokenizer, is_regression=True)
+    assert features["label_ids"] == pytest.approx(3.8)
+    assert isinstance(features["label_ids"], float)
+    assert classifier_data.convert_example(
+        test_row, {}, SEQ, tokenizer, is_regression=True)["label_ids"] == 0.0
+
+
+def test_unknown_label_names_the_example_and_the_known_labels(tokenizer):
+    example = InputExample("dev-17", "the king", None, "maybe")
+    with pytest.raises(classifier_data.ClassifierDataError,
+                       match=r"example dev-17: unknown label 'maybe'; known: yes, no"):
+        classifier_data.convert_example(example, {"yes": 0, "no": 1}, SEQ, tokenizer, False)
+
+
+def _examples(n, labels=("0", "1")):
+    return [InputExample(f"dev-{i}", f"the king {i} was here", "and the man was not",
+                         labels[i % len(labels)]) for i in range(n)]
+
+
+def test_write_tfrecord_pads_to_a_multiple_of_the_batch(tmp_path, tokenizer):
+    path = str(tmp_path / "dev.tf_record")
+    examples = _examples(5)
+    written = classifier_data.write_tfrecord(
+        path, examples, ["0", "1"], SEQ, tokenizer, pad_to_multiple_of=4)
+    assert written == 8
+    records = _read(path, batch_size=4)
+    assert records["is_real_example"][:, 0].tolist() == [1] * 5 + [0] * 3
+    assert records["label_ids"][:, 0].tolist() == [0, 1, 0, 1, 0, 0, 0, 0]
+    label_map = {"0": 0, "1": 1}
+    for i, example in enumerate(examples):
+        expected = classifier_data.convert_example(example, label_map, SEQ, tokenizer, False)
+        for name in ("input_ids", "input_mask", "segment_ids"):
+            assert records[name][i].tolist() == expected[name]
+    # Padding records are all zeros, so they cost nothing but a slot.
+    for name in ("input_ids", "input_mask", "segment_ids"):
+        assert not records[name][5:].any()
+    assert os.listdir(tmp_path) == ["dev.tf_record"]
+
+
+def test_write_tfrecord_without_padding_and_for_regression(tmp_path, tokenizer):
+    path = str(tmp_path / "train.tf_record")
+    examples = [InputExample(f"train-{i}", "the king", "the man", score)
+                for i, score in enumerate([0.0, 2.5, 5.0])]
+    assert classifier_data.write_tfrecord(path, examples, [], SEQ, tokenizer,
+                                          is_regression=True) == 3
+    records = _read(path, is_regression=True)
+    assert records["label_ids"].dtype == np.float32
+    assert records["label_ids"][:, 0].tolist() == [0.0, 2.5, 5.0]
+    assert records["is_real_example"][:, 0].tolist() == [1, 1, 1]
+    # An exact multiple adds nothing.
+    assert classifier_data.write_tfrecord(path, examples, [], SEQ, tokenizer, True, 3) == 3
+
+
+def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):
+    path = str(tmp_path / "dev.tf_record")
+    serialize = classifier_data._serialize
+    calls = []
+
+    def failing(features):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("disk full")
+        return serialize(features)
+
+    monkeypatch.setattr(classifier_data, "_serialize", failing)
+    with pytest.raises(OSError, match="disk full"):
+        classifier_data.write_tfrecord(path, _examples(5), ["0", "1"], SEQ, tokenizer)
+    assert len(calls) == 3  # two records were in the file when it failed
+    # Neither the final file nor a temporary one is left.
+    assert os.listdir(tmp_path) == []
+
+
+def test_write_tfrecord_failure_keeps_an_earlier_file(tmp_path, tokenizer):
+    path = str(tmp_path / "train.tf_record")
+    classifier_data.write_tfrecord(path, _examples(2), ["0", "1"], SEQ, tokenizer)
+    before = open(path, "rb").read()
+    with pytest.raises(classifier_data.ClassifierDataError, match="dev-2: unknown label 'x'"):
+        classifier_data.write_tfrecord(path, _examples(3, labels=("0", "1", "x")), ["0", "1"],
+                                       SEQ, tokenizer)
+    assert open(path, "rb").read() == before
+    assert os.listdir(tmp_path) == ["train.tf_record"]
+
+
+# evaluation_metrics, against numbers worked out by hand. Four examples:
+# predicted classes 0, 1, 0, 1 for labels 0, 1, 1, 1.
+PROBABILITIES = [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]
+LABELS = [0, 1, 1, 1]
+# Cross-entropy of the true class; 3 of 4 right.
+LOSS = -(math.log(0.9) + math.log(0.8) + math.log(0.4) + math.log(0.7)) / 4
+ACCURACY = 0.75
+# TP = 2, FP = 0, FN = 1, TN = 1.
+F1 = 2 * 2 / (2 * 2 + 0 + 1)
+MCC = (2 * 1 - 0 * 1) / math.sqrt((2 + 0) * (2 + 1) * (1 + 0) * (1 + 1))
+
+
+@pytest.mark.parametrize("task,expected", [
+    ("mrpc", {"f1": F1, "accuracy": ACCURACY}),
+    ("qqp", {"f1": F1, "accuracy": ACCURACY}),
+    ("cola", {"mcc": MCC}),
+    ("sst-2", {"accuracy": ACCURACY}),
+    ("rte", {"accuracy": ACCURACY}),
+])
+def test_evaluation_metrics_classification(task, expected):
+    results = classifier_data.evaluation_metrics(task, PROBABILITIES, LABELS, False)
+    assert set(results) == {"eval_loss", "eval_accuracy", *expected}
+    assert results["eval_loss"] == pytest.approx(LOSS, abs=1e-12)
+    assert results["eval_accuracy"] == pytest.approx(ACCURACY)
+    for name, value in expected.items():
+        assert results[name] == pytest.approx(value, abs=1e-12), name
+    assert all(isinstance(v, float) for v in results.values())
+
+
+def test_evaluation_metrics_three_classes():
+    probabilities = [[0.1, 0.7, 0.2], [0.5, 0.25, 0.25], [0.2, 0.2, 0.6]]
+    results = classifier_data.evaluation_metrics("mnli", probabilities, [1, 2, 2], False)
+    assert results == pytest.approx({
+        "eval_loss": -(math.log(0.7) + math.log(0.25) + math.log(0.6)) / 3,
+        "eval_accuracy": 2 / 3, "accuracy": 2 / 3})
+
+
+@pytest.mark.parametrize("shape", [(4,), (4, 1)])
+def test_evaluation_metrics_regression(shape):
+    scores = np.array([1.0, 2.0, 3.0, 10.0]).reshape(shape)
+    labels = [1.0, 2.0, 3.0, 4.0]
+    results = classifier_data.evaluation_metrics("sts-b", scores, labels, True)
+    assert set(results) == {"eval_loss", "pearson", "spearman"}
+    # Mean squared error: only the last score is off, by 6.
+    assert results["eval_loss"] == pytest.approx(36 / 4)
+    # Centred: scores (-3, -2, -1, 6), labels (-1.5, -0.5, 0.5, 1.5).
+    assert results["pearson"] == pytest.approx(14 / math.sqrt(50 * 5))
+    # The ranks agree exactly.
+    assert results["spearman"] == pytest.approx(1.0)
+
+
+def test_evaluation_metrics_loss_stays_finite_for_a_zero_probability():
+    results = classifier_data.evaluation_metrics("sst-2", [[1.0, 0.0]], [1], False)
+    # Clipped at 1e-12 rather than infinite.
+    assert results["eval_loss"] == pytest.approx(-math.log(1e-12))

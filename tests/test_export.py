@@ -1,0 +1,139 @@
+"""Tests for bert_tf.export: the raw-text SavedModel gives the Python path's probabilities."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
+
+from bert_tf import export, tokenization
+from bert_tf.config import BertConfig
+from bert_tf.heads import ClassifierHead
+from bert_tf.modeling import BertModel
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
+SEQ = 16
+
+# Cased and accented text, punctuation, words the vocab lacks, an empty
+# string, and one that must be truncated.
+TEXTS_A = ["The King was in the House.", "Élan, naïveté & café?", "",
+           "he said that it was not to be, and that the man of the house was " * 3]
+TEXTS_B = ["It was the king.", "the", "no one", "and the man was in it"]
+
+
+def _model(num_labels, seed):
+    """A tiny encoder and head with random weights (the head's bias too)."""
+    tf.keras.utils.set_random_seed(seed)
+    vocab_size = len(tokenization.load_vocab(VOCAB))
+    config = BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=SEQ, type_vocab_size=2,
+                        # Wide weights, so that different inputs get clearly
+                        # different probabilities.
+                        initializer_range=0.5)
+    encoder = BertModel(config)
+    head = ClassifierHead(config, num_labels)
+    head.output_bias.assign(tf.random.normal(head.output_bias.shape))
+    return encoder, head
+
+
+def _python_path(encoder, head, texts_a, texts_b, is_regression):
+    """FullTokenizer + pack_ids + encoder + head, as run_classifier trains and predicts."""
+    tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
+    packed = []
+    for i, text_a in enumerate(texts_a):
+        ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text_a))
+        ids_b = None
+        if texts_b is not None:
+            ids_b = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(texts_b[i]))
+        packed.append(tokenization.pack_ids(
+            ids_a, ids_b, max_seq_length=SEQ, cls_id=tokenizer.vocab["[CLS]"],
+            sep_id=tokenizer.vocab["[SEP]"]))
+    features = {k: np.array([p[k] for p in packed], np.int32) for k in packed[0]}
+    logits = head(encoder(features, training=False)["pooled_output"], training=False)
+    return logits.numpy() if is_regression else tf.nn.softmax(logits, axis=-1).numpy()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A 3-class pair model and its export."""
+    encoder, head = _model(num_labels=3, seed=1)
+    export_dir = str(tmp_path_factory.mktemp("export") / "model")
+    assert export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ,
+                                    sentence_pairs=True) == export_dir
+    return encoder, head, export_dir
+
+
+def test_export_leaves_only_the_saved_model(exported):
+    _, _, export_dir = exported
+    assert tf.saved_model.contains_saved_model(export_dir)
+    assert os.listdir(os.path.dirname(export_dir)) == ["model"]
+
+
+def test_signatures_give_the_python_paths_probabilities(exported):
+    encoder, head, export_dir = exported
+    model = tf.saved_model.load(export_dir)
+    assert set(model.signatures) == {"single", "pair", "serving_default"}
+
+    expected_pair = _python_path(encoder, head, TEXTS_A, TEXTS_B, False)
+    expected_single = _python_path(encoder, head, TEXTS_A, None, False)
+    # The inputs differ, and so do their probabilities: the comparison means something.
+    assert np.abs(expected_pair - expected_single).max() > 1e-3
+    assert np.abs(expected_pair[0] - expected_pair[1]).max() > 1e-3
+
+    pair = model.signatures["pair"](text_a=tf.constant(TEXTS_A), text_b=tf.constant(TEXTS_B))
+    np.testing.assert_allclose(pair["probabilities"].numpy(), expected_pair, atol=1e-5)
+    np.testing.assert_array_equal(pair["predictions"].numpy(), expected_pair.argmax(-1))
+    assert pair["predictions"].dtype == tf.int64
+
+    single = model.signatures["single"](text_a=tf.constant(TEXTS_A))
+    np.testing.assert_allclose(single["probabilities"].numpy(), expected_single, atol=1e-5)
+    np.testing.assert_array_equal(single["predictions"].numpy(), expected_single.argmax(-1))
+
+    # A sentence-pair export serves pairs by default.
+    default = model.signatures["serving_default"](
+        text_a=tf.constant(TEXTS_A), text_b=tf.constant(TEXTS_B))
+    np.testing.assert_allclose(default["probabilities"].numpy(), expected_pair, atol=1e-5)
+    # The tf.functions are there too, for callers that skip the signatures.
+    np.testing.assert_allclose(model.single(tf.constant(TEXTS_A))["probabilities"].numpy(),
+                               expected_single, atol=1e-5)
+
+
+def test_single_sentence_regression_export(tmp_path):
+    encoder, head = _model(num_labels=1, seed=2)
+    export_dir = str(tmp_path / "stsb")
+    export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ, is_regression=True)
+    model = tf.saved_model.load(export_dir)
+    expected = _python_path(encoder, head, TEXTS_A, None, True)
+    # serving_default is "single" here: it takes text_a only.
+    outputs = model.signatures["serving_default"](text_a=tf.constant(TEXTS_A))
+    np.testing.assert_allclose(outputs["probabilities"].numpy(), expected, atol=1e-5)
+    np.testing.assert_allclose(outputs["predictions"].numpy(), expected[:, 0], atol=1e-5)
+
+
+def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monkeypatch):
+    encoder, head = _model(num_labels=2, seed=3)
+
+    def failing_save(module, path, signatures):
+        # Part of a SavedModel is written, then the disk is full.
+        os.makedirs(os.path.join(path, "variables"))
+        with open(os.path.join(path, "saved_model.pb"), "w") as f:
+            f.write("partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tf.saved_model, "save", failing_save)
+    export_dir = str(tmp_path / "model")
+    with pytest.raises(OSError, match="disk full"):
+        export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ)
+    assert os.listdir(tmp_path) == []
+
+    # An earlier export stays as it was.
+    os.makedirs(export_dir)
+    with open(os.path.join(export_dir, "saved_model.pb"), "w") as f:
+        f.write("earlier")
+    with pytest.raises(OSError, match="disk full"):
+        export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ)
+    assert os.listdir(tmp_path) == ["model"]
+    assert open(os.path.join(export_dir, "saved_model.pb")).read() == "earlier"

@@ -1,0 +1,426 @@
+"""Tests for run_classifier.py (and predict_text.py), run as a user runs them.
+
+A tiny BERT (2 layers, hidden 32) over tests/fixtures/pretraining_vocab.txt is
+saved as an original Google checkpoint, or as a Hugging Face folder, in a
+temporary folder; data folders are copies of tests/fixtures/glue or small
+generated ones in the same layout. The MRPC run with the original README's
+flags, predict_text.py on its export and one failing run are subprocesses,
+like a user's. The other runs call main() in this process after parsing the
+flags with absl, as app.run would: importing TensorFlow in a subprocess costs
+seconds each time, and tfds.testing.mock_data works in-process only.
+Importing run_classifier defines its flags in absl's global FLAGS, so no other
+test may import run_pretraining.py or predict_text.py in-process.
+"""
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_datasets as tfds
+import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
+from absl import app, flags
+
+from bert_tf import checkpoints, classifier_data, glue, tokenization
+from bert_tf.config import BertConfig
+from bert_tf.modeling import BertModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+GLUE = os.path.join(FIXTURES, "glue")
+VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
+OTHER_VOCAB = os.path.join(FIXTURES, "tokenization_vocab_small.txt")
+MAX_POSITIONS = 64
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    """A tiny random BERT over VOCAB."""
+    tf.keras.utils.set_random_seed(0)
+    config = BertConfig(
+        vocab_size=len(tokenization.load_vocab(VOCAB)), hidden_size=32, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=64, max_position_embeddings=MAX_POSITIONS,
+        type_vocab_size=2)
+    model = BertModel(config)
+    model({"input_ids": np.ones((1, 4), np.int32), "input_mask": np.ones((1, 4), np.int32),
+           "segment_ids": np.zeros((1, 4), np.int32)})
+    return model
+
+
+@pytest.fixture(scope="module")
+def google_checkpoint(encoder, tmp_path_factory):
+    """The original's bert_model.ckpt, with bert_config.json beside it."""
+    folder = tmp_path_factory.mktemp("google")
+    return checkpoints.save_google_checkpoint(str(folder / "bert_model.ckpt"), encoder)
+
+
+def run_script(script, *flag_args):
+    """Runs a script of the repository with flags; returns the CompletedProcess."""
+    return subprocess.run([sys.executable, os.path.join(ROOT, script), *flag_args],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+
+
+def copy_task(name, tmp_path):
+    """A copy of a GLUE fixture folder, to run on or to break."""
+    return shutil.copytree(os.path.join(GLUE, name), tmp_path / name)
+
+
+def small_flags(checkpoint, data_dir, output_dir, *extra):
+    """Tiny batches, 1 epoch, no XLA: what every run here shares."""
+    return [f"--data_dir={data_dir}", f"--init_checkpoint={checkpoint}",
+            f"--vocab_file={VOCAB}", f"--output_dir={output_dir}", "--max_seq_length=32",
+            "--train_batch_size=2", "--eval_batch_size=2", "--predict_batch_size=3",
+            "--num_train_epochs=1", "--learning_rate=1e-3", "--jit_compile=false", *extra]
+
+
+def read_results(path):
+    """eval_results.txt as {key: float}."""
+    results = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            key, value = line.rstrip("\n").split(" = ")
+            results[key] = float(value)
+    return results
+
+
+def read_tsv(path):
+    with open(path, encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t") for line in f]
+
+
+def no_temporary_files(folder):
+    """Whether any .tmp file or folder is left anywhere under folder."""
+    return not [name for _, dirs, files in os.walk(folder) for name in dirs + files
+                if name.endswith(".tmp")]
+
+
+# MRPC end to end, with the original README's flag spellings.
+
+
+@pytest.fixture(scope="module")
+def mrpc_run(google_checkpoint, tmp_path_factory):
+    """One train + eval + predict + export run on a copy of the MRPC fixture."""
+    tmp_path = tmp_path_factory.mktemp("mrpc")
+    data_dir = copy_task("MRPC", tmp_path)
+    output_dir, export_dir = tmp_path / "output", tmp_path / "export"
+    result = run_script(
+        "run_classifier.py", "--task_name=MRPC", "--do_train=true", "--do_eval=true",
+        "--do_predict=true", f"--bert_config_file={os.path.dirname(google_checkpoint)}"
+        "/bert_config.json", f"--export_dir={export_dir}",
+        *small_flags(google_checkpoint, data_dir, output_dir))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result, data_dir, output_dir, export_dir
+
+
+def test_mrpc_writes_the_originals_results(mrpc_run):
+    result, data_dir, output_dir, _ = mrpc_run
+    results = read_results(output_dir / "eval_results.txt")
+    assert set(results) == {"eval_accuracy", "eval_loss", "f1", "accuracy", "global_step"}
+    # 2 train examples at batch 2 for 1 epoch: one step, and a checkpoint of it.
+    assert results["global_step"] == 1
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-1")
+    assert results["accuracy"] == results["eval_accuracy"]
+    assert results["eval_loss"] > 0
+    # The results are also printed, as the original does.
+    assert f"eval_loss = {results['eval_loss']}" in result.stdout
+
+    test_examples = glue.get_processor("mrpc").get_test_examples(str(data_dir))
+    probabilities = np.array(read_tsv(output_dir / "test_results.tsv"), np.float64)
+    # One line per test example (the padding to predict_batch_size=3 is dropped).
+    assert probabilities.shape == (len(test_examples), 2) == (2, 2)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+
+    submission = read_tsv(output_dir / "MRPC.tsv")
+    assert submission[0] == ["index", "prediction"]
+    assert submission[1:] == [[e.guid.split("-")[1], str(p.argmax())]
+                              for e, p in zip(test_examples, probabilities, strict=True)]
+    assert no_temporary_files(output_dir)
+
+
+def test_mrpc_export_gives_the_runs_predictions(mrpc_run):
+    _, data_dir, output_dir, export_dir = mrpc_run
+    assert tf.saved_model.contains_saved_model(str(export_dir))
+    assert no_temporary_files(export_dir.parent)
+    model = tf.saved_model.load(str(export_dir))
+    processor = glue.get_processor("mrpc")
+
+    # MRPC is a pair task: serving_default takes pairs.
+    test_examples = processor.get_test_examples(str(data_dir))
+    outputs = model.signatures["serving_default"](
+        text_a=tf.constant([e.text_a for e in test_examples]),
+        text_b=tf.constant([e.text_b for e in test_examples]))
+    np.testing.assert_allclose(outputs["probabilities"].numpy(),
+                               np.array(read_tsv(output_dir / "test_results.tsv"), np.float64),
+                               atol=1e-5)
+
+    # eval_results.txt agrees with the model on the dev set, recomputed by hand.
+    dev = processor.get_dev_examples(str(data_dir))
+    dev_outputs = model.signatures["pair"](text_a=tf.constant([e.text_a for e in dev]),
+                                           text_b=tf.constant([e.text_b for e in dev]))
+    probabilities = dev_outputs["probabilities"].numpy()
+    labels = np.array([int(e.label) for e in dev])
+    results = read_results(output_dir / "eval_results.txt")
+    expected_loss = -np.mean(np.log(probabilities[np.arange(len(dev)), labels]))
+    assert results["eval_loss"] == pytest.approx(expected_loss, abs=1e-5)
+    assert results["eval_accuracy"] == np.mean(probabilities.argmax(-1) == labels)
+
+
+def test_predict_text_classifies_pairs_with_the_export(mrpc_run):
+    _, data_dir, output_dir, export_dir = mrpc_run
+    test_examples = glue.get_processor("mrpc").get_test_examples(str(data_dir))
+    sentences = [text for e in test_examples for text in (e.text_a, e.text_b)]
+    result = run_script("predict_text.py", f"--export_dir={export_dir}", "--pair", *sentences)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    expected = np.array(read_tsv(output_dir / "test_results.tsv"), np.float64)
+    assert len(lines) == len(test_examples)
+    for (prediction, probabilities, shown), example, row in zip(
+            lines, test_examples, expected, strict=True):
+        assert int(prediction) == row.argmax()
+        assert [float(p) for p in probabilities.split()] == pytest.approx(row, abs=1e-3)
+        assert shown == f"{example.text_a} ||| {example.text_b}"
+
+
+def test_a_bad_dev_row_fails_before_training_and_writes_no_results(google_checkpoint, tmp_path):
+    data_dir = copy_task("MRPC", tmp_path)
+    with open(data_dir / "dev.tsv", "a", encoding="utf-8") as f:
+        f.write("1\t11\t12\tonly one sentence\n")
+    output_dir = tmp_path / "output"
+    result = run_script("run_classifier.py", "--task_name=MRPC", "--do_train=true",
+                        "--do_eval=true", *small_flags(google_checkpoint, data_dir, output_dir))
+    assert result.returncode != 0
+    assert f"{data_dir / 'dev.tsv'}:3: 4 columns, but the rows of this mrpc file have 5" \
+        in result.stderr
+    assert not (output_dir / "eval_results.txt").exists()
+    # The dev file is checked before training, so no time went into a model.
+    assert tf.train.latest_checkpoint(str(output_dir)) is None
+
+
+# In-process runs: absl's flags are parsed as app.run parses them, then main().
+
+
+@pytest.fixture
+def run_main():
+    """Calls run_classifier.main with flags; the flags are reset afterwards."""
+    import run_classifier
+
+    def run(*flag_args):
+        flags.FLAGS(["run_classifier.py", *[str(f) for f in flag_args]])
+        run_classifier.main([])
+
+    yield run
+    flags.FLAGS.unparse_flags()
+
+
+def test_mnli_evaluates_and_predicts_both_matched_and_mismatched(
+        run_main, google_checkpoint, tmp_path, capsys):
+    data_dir = copy_task("MNLI", tmp_path)
+    output_dir = tmp_path / "output"
+    run_main("--task_name=MNLI", "--do_train", "--do_eval", "--do_predict",
+             *small_flags(google_checkpoint, data_dir, output_dir))
+    results = read_results(output_dir / "eval_results.txt")
+    assert set(results) == {"global_step"} | {
+        f"{split}_{key}" for split in ("dev_matched", "dev_mismatched")
+        for key in ("eval_loss", "eval_accuracy", "accuracy")}
+    assert "dev_mismatched_accuracy = " in capsys.readouterr().out
+    processor = glue.get_processor("mnli")
+    for split, name in (("test_matched", "MNLI-m.tsv"), ("test_mismatched", "MNLI-mm.tsv")):
+        examples = processor.get_test_examples(str(data_dir), split)
+        assert len(read_tsv(output_dir / f"test_results_{split}.tsv")) == len(examples)
+        submission = read_tsv(output_dir / name)
+        assert submission[0] == ["index", "prediction"]
+        assert len(submission) == len(examples) + 1
+        assert {row[1] for row in submission[1:]} <= set(processor.get_labels())
+
+
+def test_a_failure_during_eval_leaves_no_results_file(
+        run_main, google_checkpoint, tmp_path, monkeypatch):
+    """MNLI's second dev split fails after the first is evaluated: no partial results."""
+    metrics = classifier_data.evaluation_metrics
+    calls = []
+
+    def failing_on_the_second_split(*args):
+        calls.append(args[0])
+        if len(calls) == 2:
+            raise RuntimeError("interrupted")
+        return metrics(*args)
+
+    monkeypatch.setattr(classifier_data, "evaluation_metrics", failing_on_the_second_split)
+    output_dir = tmp_path / "output"
+    with pytest.raises(RuntimeError, match="interrupted"):
+        run_main("--task_name=MNLI", "--do_eval",
+                 *small_flags(google_checkpoint, copy_task("MNLI", tmp_path), output_dir))
+    assert calls == ["mnli", "mnli"]
+    assert not (output_dir / "eval_results.txt").exists()
+    assert no_temporary_files(output_dir)
+
+
+def _write_tsv(path, rows):
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines("\t".join(str(cell) for cell in row) + "\n" for row in rows)
+
+
+def test_sts_b_regression_reports_pearson_and_spearman(run_main, google_checkpoint, tmp_path):
+    data_dir = tmp_path / "STS-B"
+    data_dir.mkdir()
+    header = ["index", "genre", "filename", "year", "old_index", "source1", "source2",
+              "sentence1", "sentence2"]
+    pairs = [("a man is in the house .", "the man was in a house ."),
+             ("he said it .", "it was not he ."),
+             ("the king and the man .", "a king was here ."),
+             ("to be or not to be .", "it is to be ."),
+             ("the house of the king .", "the king 's house .")]
+
+    def rows(scores):
+        return [[i, "main", "x", "2012", f"{i:04d}", "none", "none", a, b, *score]
+                for i, ((a, b), score) in enumerate(zip(pairs, scores, strict=False))]
+
+    _write_tsv(data_dir / "train.tsv",
+               [header + ["score"]] + rows([["5.000"], ["0.500"], ["3.200"], ["1.0"]]))
+    _write_tsv(data_dir / "dev.tsv", [header + ["score"]] + rows(
+        [["4.0"], ["1.5"], ["2.5"], ["0.0"], ["5.0"]]))
+    _write_tsv(data_dir / "test.tsv", [header] + rows([[], [], []]))
+    output_dir = tmp_path / "output"
+    run_main("--task_name=STS-B", "--do_train", "--do_eval", "--do_predict",
+             *small_flags(google_checkpoint, data_dir, output_dir))
+
+    results = read_results(output_dir / "eval_results.txt")
+    assert set(results) == {"eval_loss", "pearson", "spearman", "global_step"}
+    assert results["global_step"] == 2
+    assert -1 <= results["pearson"] <= 1 and -1 <= results["spearman"] <= 1
+    assert results["eval_loss"] > 0
+    # One score per test example, and GLUE's [0, 5] clipped, 3-decimal form.
+    scores = read_tsv(output_dir / "test_results.tsv")
+    assert [len(row) for row in scores] == [1, 1, 1]
+    submission = read_tsv(output_dir / "STS-B.tsv")
+    assert submission[0] == ["index", "prediction"]
+    assert [row[0] for row in submission[1:]] == ["0", "1", "2"]
+    for (score,), (_, value) in zip(scores, submission[1:], strict=True):
+        assert value == f"{min(max(float(score), 0.0), 5.0):.3f}"
+
+
+def test_hugging_face_folder_as_init_checkpoint(run_main, encoder, tmp_path, monkeypatch):
+    folder = tmp_path / "hf_model"
+    checkpoints.save_hf_folder(str(folder), encoder)
+    shutil.copy(VOCAB, folder / "vocab.txt")
+    data_dir = copy_task("SST-2", tmp_path)
+    output_dir = tmp_path / "output"
+    flag_args = [f for f in small_flags(folder, data_dir, output_dir)
+                 if not f.startswith("--vocab_file")]
+    load_weights, reports = checkpoints.load_weights, []
+    monkeypatch.setattr(checkpoints, "load_weights",
+                        lambda *args: reports.append(load_weights(*args)) or reports[-1])
+    run_main("--task_name=sst-2", "--do_train", "--do_eval", *flag_args)
+    # Every encoder weight came from the folder; only the new head did not.
+    [report] = reports
+    assert (report.format, report.path) == ("hf", str(folder))
+    assert len(report.loaded) == len(encoder.weights)
+    assert report.initialized == ["output_weights", "output_bias"]
+    results = read_results(output_dir / "eval_results.txt")
+    assert set(results) == {"eval_accuracy", "eval_loss", "accuracy", "global_step"}
+    assert results["global_step"] == 1
+    # The config came from the folder's config.json, and is kept for later runs.
+    written = BertConfig.from_json_file(str(output_dir / "bert_config.json"))
+    assert written.vocab_size == encoder.config.vocab_size
+    assert written.num_hidden_layers == 2 and written.hidden_size == 32
+
+
+def _append(path, line):
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(line)
+
+
+@pytest.mark.parametrize("case", [
+    "unknown task", "missing file", "wrong columns", "unknown label", "long sequences",
+    "other vocab", "no vocab", "no config", "tfds of another task", "no training step"])
+def test_bad_input_gets_a_clear_error(run_main, google_checkpoint, tmp_path, case):
+    data_dir = copy_task("MRPC", tmp_path)
+    output_dir = tmp_path / "output"
+    train = data_dir / "train.tsv"
+    extra = []
+    error = ValueError
+    if case == "unknown task":
+        extra, error = ["--task_name=MRPC2"], app.UsageError
+        message = ("Unknown task 'MRPC2'; known tasks: cola, sst-2, mrpc, qqp, sts-b, mnli, "
+                   "qnli, rte, wnli, xnli, ax")
+    elif case == "missing file":
+        os.remove(train)
+        error, message = FileNotFoundError, f"mrpc: data file not found: {train}"
+    elif case == "wrong columns":
+        _append(train, "1\t5\t6\tone sentence\n")
+        message = f"{train}:4: 4 columns, but the rows of this mrpc file have 5"
+    elif case == "unknown label":
+        _append(train, "2\t5\t6\tone sentence\tanother one\n")
+        message = f"{train}:4: unknown label '2'; mrpc labels are 0, 1"
+    elif case == "long sequences":
+        extra, error = ["--max_seq_length=128"], app.UsageError
+        message = "--max_seq_length=128 exceeds the model's max_position_embeddings=64"
+    elif case == "other vocab":
+        extra, error = [f"--vocab_file={OTHER_VOCAB}"], app.UsageError
+        vocab_size = len(tokenization.load_vocab(OTHER_VOCAB))
+        message = (f"the vocab file has {vocab_size} tokens but the model's vocab_size is "
+                   f"{len(tokenization.load_vocab(VOCAB))}")
+    elif case == "no vocab":
+        extra, error = ["--vocab_file="], app.UsageError
+        message = "--vocab_file is required"
+    elif case == "no config":
+        extra, error = ["--init_checkpoint="], app.UsageError
+        message = "Give --bert_config_file"
+    elif case == "tfds of another task":
+        extra, error = ["--tfds_name=glue/sst2"], app.UsageError
+        message = "--tfds_name=glue/sst2 is not the task --task_name=MRPC"
+    else:
+        extra, error = ["--train_batch_size=4"], app.UsageError
+        message = ("2 train examples at --train_batch_size=4 for --num_train_epochs=1.0 make "
+                   "no training step")
+    with pytest.raises(error) as raised:
+        run_main("--task_name=MRPC", "--do_train", "--do_eval", "--do_predict",
+                 *small_flags(google_checkpoint, data_dir, output_dir), *extra)
+    assert message in str(raised.value)
+    # Nothing was trained or written.
+    assert not output_dir.exists() or os.listdir(output_dir) == []
+
+
+def test_an_unknown_label_in_records_names_the_example(run_main, google_checkpoint, tmp_path,
+                                                        monkeypatch):
+    """A label the task lacks that comes from elsewhere than a checked TSV file."""
+    def examples(processor, split):
+        return [glue.InputExample(f"{split}-0", "the king", "the man", "maybe")]
+
+    import run_classifier
+    monkeypatch.setattr(run_classifier, "_examples", examples)
+    with pytest.raises(classifier_data.ClassifierDataError,
+                       match="example train-0: unknown label 'maybe'; known: 0, 1"):
+        run_main("--task_name=MRPC", "--do_train",
+                 *small_flags(google_checkpoint, tmp_path, tmp_path / "output"),
+                 "--train_batch_size=1")
+
+
+# TFDS. tfds.testing.mock_data replaces the datasets with random examples of
+# the builder's features; nothing is downloaded.
+
+
+def test_tfds_glue_mrpc_trains_evaluates_and_predicts(run_main, google_checkpoint, tmp_path,
+                                                      monkeypatch):
+    output_dir = tmp_path / "output"
+    # The mock serves any split name; TFDS itself knows only its own.
+    load, splits = tfds.load, []
+    monkeypatch.setattr(tfds, "load", lambda name, split, **kwargs: (
+        splits.append(split) or load(name, split=split, **kwargs)))
+    with tfds.testing.mock_data(num_examples=4, policy=tfds.testing.MockPolicy.USE_CODE):
+        test_indices = [int(r["idx"]) for r in
+                        tfds.as_numpy(tfds.load("glue/mrpc", split="test"))]
+        run_main("--task_name=MRPC", "--tfds_name=glue/mrpc", "--do_train", "--do_eval",
+                 "--do_predict", *small_flags(google_checkpoint, "", output_dir)[1:])
+    assert splits == ["test", "train", "validation", "test"]
+    results = read_results(output_dir / "eval_results.txt")
+    assert set(results) == {"eval_accuracy", "eval_loss", "f1", "accuracy", "global_step"}
+    assert results["global_step"] == 2
+    assert all(math.isfinite(v) for v in results.values())
+    assert len(read_tsv(output_dir / "test_results.tsv")) == 4
+    submission = read_tsv(output_dir / "MRPC.tsv")
+    assert [int(row[0]) for row in submission[1:]] == test_indices
