@@ -11,13 +11,16 @@ The original README's command lines run unchanged, e.g.:
 
 It runs on a TPU, GPUs or the CPU with no change (see bert_tf/distribution.py),
 and resumes from the newest checkpoint in --output_dir after an interruption.
+Under a TF_CONFIG that lists several workers, start it on each of them.
 """
 
 import functools
+import os
 
+import tensorflow as tf
 from absl import app, flags, logging
 
-from bert_tf import checkpoints, distribution, input_pipeline, training
+from bert_tf import checkpoints, distribution, input_pipeline, masking, training
 from bert_tf.tasks import PretrainingTask
 
 FLAGS = flags.FLAGS
@@ -32,36 +35,128 @@ flags.DEFINE_string(
 flags.DEFINE_integer(
     "max_predictions_per_seq", 20,
     "Masked LM predictions per sequence. Must match data generation.")
-flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
-flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
-flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+flags.DEFINE_integer(
+    "num_train_steps", 100000,
+    "Optimizer updates to train for in all; a resumed run stops there too. The "
+    "learning rate decays linearly to 0 at this step.")
+flags.DEFINE_integer(
+    "num_warmup_steps", 10000, "Steps over which the learning rate rises linearly to "
+    "--learning_rate.")
+flags.DEFINE_integer(
+    "max_eval_steps", 100, "Evaluate on at most this many batches of --eval_batch_size.")
+flags.DEFINE_bool(
+    "dynamic_masking", False,
+    "Draw new masks for each training batch in the input pipeline, from the unmasked "
+    "tokens, instead of using the stored ones (as RoBERTa does); works on any "
+    "--input_file. Evaluation keeps the stored masks, so that its results compare "
+    "across runs. Needs --vocab_file.")
+flags.DEFINE_string(
+    "vocab_file", None,
+    "With --dynamic_masking: the vocab.txt of the data, for the ids of [CLS], [SEP], "
+    "[MASK] and of the word pieces that random replacements draw from.")
+flags.DEFINE_float(
+    "masked_lm_prob", 0.15, "With --dynamic_masking: the share of the tokens to mask.")
 training.define_training_flags()
 distribution.define_tpu_flags()
 flags.mark_flags_as_required(["input_file", "output_dir"])
+# Show the shared flags in --help too, not only in --helpfull.
+flags.adopt_module_key_flags(training)
+flags.adopt_module_key_flags(distribution)
+
+
+def _fail(message):
+    """Exits with a one-line message, as create_pretraining_data.py does."""
+    raise SystemExit(f"run_pretraining.py: {message}")
+
+
+def _check_input(flag_name, patterns):
+    """Exits with a clear message unless the files hold records the flags fit.
+
+    A missing file, or a --max_seq_length or --max_predictions_per_seq other
+    than the data's, would otherwise fail only after the model is built, in
+    the middle of the first step.
+
+    Args:
+      flag_name: The flag that named the files, for the message.
+      patterns: Its value: comma-separated file patterns.
+    """
+    try:
+        next(iter(input_pipeline.pretraining_dataset(
+            patterns, 1, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+            is_training=False)))
+    except ValueError as e:
+        _fail(f"error: --{flag_name}: {e}")
+    except StopIteration:
+        _fail(f"error: --{flag_name}={patterns}: the files hold no records")
+    except tf.errors.InvalidArgumentError:
+        _fail(f"error: --{flag_name}={patterns}: the records do not hold "
+              f"{FLAGS.max_seq_length} input_ids and {FLAGS.max_predictions_per_seq} "
+              "masked_lm_positions; give the --max_seq_length and "
+              "--max_predictions_per_seq that create_pretraining_data.py was run with")
+
+
+@functools.cache
+def _masking_config(vocab_file, masked_lm_prob):
+    """The DynamicMaskingConfig, read once for the validator and all input pipelines."""
+    return masking.DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
+
+
+@flags.multi_flags_validator(["dynamic_masking", "vocab_file", "masked_lm_prob"])
+def _check_dynamic_masking(values):
+    """Checks at start-up, not at the first training step, that masking can be set up."""
+    if not values["dynamic_masking"]:
+        return True
+    if not values["vocab_file"]:
+        raise flags.ValidationError("--dynamic_masking needs --vocab_file")
+    try:
+        _masking_config(values["vocab_file"], values["masked_lm_prob"])
+    except ValueError as e:
+        raise flags.ValidationError(f"--dynamic_masking: {e}") from e
+    return True
 
 
 def _dataset_fn(patterns, batch_size, is_training, input_context):
     """Builds one input pipeline's dataset for distribute_datasets_from_function."""
+    dynamic = FLAGS.dynamic_masking and is_training
     return input_pipeline.pretraining_dataset(
         patterns, input_context.get_per_replica_batch_size(batch_size),
         FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, is_training,
-        input_context=input_context)
+        input_context=input_context,
+        dynamic_masking=_masking_config(FLAGS.vocab_file, FLAGS.masked_lm_prob)
+        if dynamic else None)
 
 
-def main(_):
+def main(argv):
+    """Checks the flags and the data, then trains and/or evaluates."""
+    if len(argv) > 1:
+        _fail(f"bad flag: unexpected arguments {' '.join(argv[1:])} (write --flag=value)")
     if not FLAGS.do_train and not FLAGS.do_eval:
-        raise app.UsageError("At least one of --do_train or --do_eval must be True.")
+        _fail("bad flag: at least one of --do_train or --do_eval must be True")
     if not FLAGS.bert_config_file and not FLAGS.init_checkpoint:
-        raise app.UsageError("Give --bert_config_file, or an --init_checkpoint that has one.")
-
+        _fail("bad flag: give --bert_config_file, or an --init_checkpoint that has one")
+    # The strategy comes first: MultiWorkerMirroredStrategy cannot be set up
+    # once TensorFlow has started.
     strategy = distribution.strategy_from_flags()
-    training.set_precision_policy(FLAGS.mixed_precision, strategy)
-    config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
+    try:
+        config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
+    except ValueError as e:  # ConfigError, CheckpointError
+        _fail(f"error: {e}")
     if FLAGS.max_seq_length > config.max_position_embeddings:
-        raise app.UsageError(
-            f"--max_seq_length={FLAGS.max_seq_length} exceeds the model's "
-            f"max_position_embeddings={config.max_position_embeddings}")
-    micro_batch = training.validate_batch_flags(FLAGS, strategy)
+        _fail(f"bad flag: --max_seq_length={FLAGS.max_seq_length} exceeds the model's "
+              f"max_position_embeddings={config.max_position_embeddings}")
+    if FLAGS.do_train:
+        try:
+            micro_batch = training.validate_batch_flags(FLAGS, strategy)
+        except ValueError as e:
+            _fail(f"bad flag: {e}")
+        _check_input("input_file", FLAGS.input_file)
+    if FLAGS.do_eval:
+        if FLAGS.eval_batch_size % strategy.num_replicas_in_sync:
+            _fail(f"bad flag: --eval_batch_size={FLAGS.eval_batch_size} must be a multiple "
+                  f"of the {strategy.num_replicas_in_sync} replicas")
+        _check_input("eval_input_file" if FLAGS.eval_input_file else "input_file",
+                     FLAGS.eval_input_file or FLAGS.input_file)
+    training.set_precision_policy(FLAGS.mixed_precision, strategy)
 
     trainer = training.Trainer(
         PretrainingTask(), config, strategy, FLAGS.output_dir,
@@ -72,8 +167,12 @@ def main(_):
         iterations_per_loop=FLAGS.iterations_per_loop,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
-    trainer.restore(FLAGS.init_checkpoint)
-    config.to_json_file(f"{FLAGS.output_dir}/bert_config.json")
+    try:
+        trainer.restore(FLAGS.init_checkpoint)
+    except ValueError as e:  # CheckpointError: names the variable
+        _fail(f"error: --init_checkpoint: {e}")
+    if trainer.is_chief:
+        config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
 
     if FLAGS.do_train:
         logging.info("Training: %d steps, batch %d (%d per replica and micro-batch).",

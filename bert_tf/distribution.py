@@ -14,6 +14,9 @@ Order of preference:
   2. MultiWorkerMirroredStrategy, when TF_CONFIG describes several workers.
   3. MirroredStrategy over all local GPUs.
   4. The default strategy, on the CPU.
+
+Under MultiWorkerMirroredStrategy every worker runs the same script;
+is_chief() tells the one that writes the outputs.
 """
 
 import json
@@ -67,9 +70,13 @@ def _named_tpu(tpu, use_tpu, tpu_name, master):
 
 
 def _worker_count():
-    """Number of workers that TF_CONFIG describes (1 when unset)."""
-    config = json.loads(os.environ.get("TF_CONFIG") or "{}")
-    return len(config.get("cluster", {}).get("worker", [])) or 1
+    """Number of workers that TF_CONFIG describes (1 when unset).
+
+    A "chief" task is a worker too: MultiWorkerMirroredStrategy trains on the
+    chief and every "worker" task alike.
+    """
+    cluster = json.loads(os.environ.get("TF_CONFIG") or "{}").get("cluster", {})
+    return len(cluster.get("chief", [])) + len(cluster.get("worker", [])) or 1
 
 
 def resolve_strategy(tpu=None, use_tpu=False, tpu_name=None, tpu_zone=None,
@@ -125,6 +132,46 @@ def resolve_strategy(tpu=None, use_tpu=False, tpu_name=None, tpu_zone=None,
 
     logging.info("Strategy: default strategy on the CPU, because no TPU or GPU was found.")
     return tf.distribute.get_strategy()
+
+
+def is_chief(strategy):
+    """Whether this process is the one that writes the run's outputs.
+
+    Under MultiWorkerMirroredStrategy every worker runs the same program;
+    only the chief (the "chief" task, else worker 0) may write checkpoints,
+    summaries and results to --output_dir, or the workers overwrite each
+    other's files. Single-process strategies (TPU, GPUs, CPU) are chief.
+
+    Args:
+      strategy: The strategy in use.
+
+    Returns:
+      True on the chief.
+    """
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or isinstance(
+            resolver, tf.distribute.cluster_resolver.TPUClusterResolver):
+        return True
+    task_type, task_id = resolver.task_type, resolver.task_id
+    if task_type is None or task_type == "chief":
+        return True
+    return (task_type == "worker" and task_id == 0
+            and "chief" not in resolver.cluster_spec().as_dict())
+
+
+def task_name(strategy):
+    """Names this process's task in the cluster, for logs and scratch files.
+
+    Args:
+      strategy: The strategy in use.
+
+    Returns:
+      e.g. "worker_1"; "chief" outside a cluster.
+    """
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or getattr(resolver, "task_type", None) is None:
+        return "chief"
+    return f"{resolver.task_type}_{resolver.task_id}"
 
 
 def strategy_from_flags(flag_values=None):

@@ -9,19 +9,26 @@ the step and the optimizer state. The task (tasks.py) supplies the heads,
 the forward pass, the loss and the metrics; nothing here depends on which
 task runs.
 
+Under MultiWorkerMirroredStrategy every worker runs this same loop; only
+the chief writes to `output_dir`. The other workers save their checkpoints
+(TensorFlow requires every worker to take part in a save) to a temporary
+directory of their own, deleted afterwards, and resume from the chief's.
+
 Each replica computes its gradients in an XLA-compiled function (on TPU the
 whole step is XLA anyway); applying them stays outside XLA because the
 cross-replica all-reduce of MirroredStrategy cannot be compiled.
 """
 
 import os
+import shutil
+import tempfile
 import time
 
 import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, optimization
+from bert_tf import checkpoints, distribution, optimization
 from bert_tf.modeling import BertModel
 
 keras = tf.keras
@@ -58,11 +65,13 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_integer("train_batch_size", 32, "Total (global) batch size for training.",
                          **fv)
     flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", **fv)
-    flags.DEFINE_float("learning_rate", 5e-5, "The peak learning rate for Adam.", **fv)
+    flags.DEFINE_float("learning_rate", 5e-5,
+                       "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
     flags.DEFINE_integer("save_checkpoints_steps", 1000,
-                         "How often to save the model checkpoint.", **fv)
+                         "Save a checkpoint every this many steps, and at the end.", **fv)
     flags.DEFINE_integer("iterations_per_loop", 1000,
-                         "Steps per tf.function call (one host round trip).", **fv)
+                         "Steps per tf.function call (one host round trip); the loss is "
+                         "logged once per loop.", **fv)
     flags.DEFINE_enum(
         "optimizer", "adamw", list(optimization.OPTIMIZERS),
         "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.",
@@ -155,6 +164,10 @@ class Trainer:
       trainer.restore(init_checkpoint)
       trainer.train(train_dataset_fn, num_train_steps)
       results = trainer.evaluate(eval_dataset_fn, max_steps)
+
+    Attributes:
+      is_chief: Whether this process writes to output_dir (see
+        distribution.is_chief); scripts write their own files only then.
     """
 
     def __init__(self, task, config, strategy, output_dir, learning_rate, num_train_steps,
@@ -182,6 +195,7 @@ class Trainer:
         self.task = task
         self.strategy = strategy
         self.output_dir = output_dir
+        self.is_chief = distribution.is_chief(strategy)
         self.iterations_per_loop = iterations_per_loop
         self.save_checkpoints_steps = save_checkpoints_steps
         self.accumulation_steps = gradient_accumulation_steps
@@ -204,8 +218,18 @@ class Trainer:
         self.eval_metrics = None
         self.checkpoint = tf.train.Checkpoint(
             encoder=self.encoder, optimizer=self.optimizer, **self.heads)
-        self.manager = tf.train.CheckpointManager(
-            self.checkpoint, output_dir, max_to_keep=keep_checkpoint_max)
+        if self.is_chief:
+            self.manager = tf.train.CheckpointManager(
+                self.checkpoint, output_dir, max_to_keep=keep_checkpoint_max)
+        else:
+            # Every worker must save, but two writers of one directory corrupt
+            # each other's files: the others write to a throwaway directory,
+            # which train() creates and deletes.
+            self._scratch_dir = os.path.join(
+                tempfile.gettempdir(),
+                f"bert_tf_{distribution.task_name(strategy)}_{os.getpid()}")
+            self.manager = tf.train.CheckpointManager(
+                self.checkpoint, self._scratch_dir, max_to_keep=1)
         self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
         self._eval_step = tf.function(self._eval_step_fn)
@@ -237,7 +261,9 @@ class Trainer:
         Returns:
           "resumed", "initialized" or "from scratch".
         """
-        latest = self.manager.latest_checkpoint
+        # Every worker resumes from the chief's checkpoints, so that all
+        # start from the same state.
+        latest = tf.train.latest_checkpoint(self.output_dir)
         if latest:
             self.checkpoint.restore(latest).assert_existing_objects_matched()
             logging.info("Resumed from %s at step %d", latest, self.global_step)
@@ -296,7 +322,9 @@ class Trainer:
           loop), learning_rate and examples_per_second; empty when the run
           was already at num_train_steps.
         """
-        writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "train"))
+        writer = self._summary_writer("train")
+        if not self.is_chief:
+            os.makedirs(self._scratch_dir, exist_ok=True)
         dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
         iterator = iter(dataset)
         history = []
@@ -324,7 +352,15 @@ class Trainer:
             if step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
                 self.manager.save(checkpoint_number=step)
         writer.flush()
+        if not self.is_chief:
+            shutil.rmtree(self._scratch_dir, ignore_errors=True)
         return history
+
+    def _summary_writer(self, name):
+        """A TensorBoard writer for output_dir/name; off the chief, one that writes nothing."""
+        if not self.is_chief:
+            return tf.summary.create_noop_writer()
+        return tf.summary.create_file_writer(os.path.join(self.output_dir, name))
 
     def _eval_step_fn(self, features):
         """Updates the eval metrics with one distributed batch."""
@@ -339,7 +375,8 @@ class Trainer:
         Args:
           dataset_fn: As for train(), but finite (not repeated).
           max_steps: Stop after this many batches (the original's max_eval_steps).
-          results_file: File name in output_dir, or None to write nothing.
+          results_file: File name in output_dir, or None to write nothing. Only
+            the chief writes it.
 
         Returns:
           A dict of metric values, with global_step.
@@ -356,9 +393,9 @@ class Trainer:
             self._eval_step(features)
         results = {name: float(m.result()) for name, m in self.eval_metrics.items()}
         results["global_step"] = self.global_step
-        if results_file:
+        if results_file and self.is_chief:
             write_results(os.path.join(self.output_dir, results_file), results)
-        writer = tf.summary.create_file_writer(os.path.join(self.output_dir, "eval"))
+        writer = self._summary_writer("eval")
         with writer.as_default(step=self.global_step):
             for name, value in results.items():
                 tf.summary.scalar(name, value)
