@@ -55,6 +55,9 @@ flags.DEFINE_float(
 flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.")
 training.define_training_flags()
 distribution.define_tpu_flags()
+# Show the shared flags in --help, not only --helpfull.
+flags.adopt_module_key_flags(training)
+flags.adopt_module_key_flags(distribution)
 flags.mark_flags_as_required(["task_name", "output_dir"])
 
 
