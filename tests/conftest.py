@@ -45,3 +45,16 @@ def tiny_inputs():
     input_ids *= input_mask
     return {"input_ids": input_ids, "input_mask": input_mask,
             "segment_ids": segment_ids * input_mask}
+
+
+@pytest.fixture(scope="session")
+def two_cpu_strategy():
+    """One MirroredStrategy over the two logical CPUs, shared by every test.
+
+    Separate MirroredStrategy objects in one process number their collective
+    ops from the same start, so a second one can hit the first one's cached
+    collective (and fail with a shape mismatch). Sharing one avoids that.
+    """
+    devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
+    assert len(devices) == 2, "the CPU should be split into two logical devices"
+    return tf.distribute.MirroredStrategy(devices)

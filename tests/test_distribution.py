@@ -36,10 +36,9 @@ def test_original_tpu_flags_are_defined_and_read():
     assert distribution.strategy_from_flags(values).num_replicas_in_sync == 1
 
 
-def test_mirrored_over_two_cpu_devices_matches_one_device(tiny_config, tiny_inputs):
-    devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
-    assert len(devices) == 2, "conftest should split the CPU into two logical devices"
-    strategy = tf.distribute.MirroredStrategy(devices)
+def test_mirrored_over_two_cpu_devices_matches_one_device(tiny_config, tiny_inputs,
+                                                          two_cpu_strategy):
+    strategy = two_cpu_strategy
     with strategy.scope():
         mirrored = BertModel(tiny_config)
     single = BertModel(tiny_config)

@@ -253,10 +253,8 @@ def _bert_loss(model, inputs, num_examples):
 
 
 @pytest.mark.parametrize("steps", [1, 2])
-def test_mirrored_strategy_matches_one_device(bert_config, steps):
-    devices = [d.name for d in tf.config.list_logical_devices("CPU")][:2]
-    assert len(devices) == 2, "conftest should split the CPU into two logical devices"
-    strategy = tf.distribute.MirroredStrategy(devices)
+def test_mirrored_strategy_matches_one_device(bert_config, steps, two_cpu_strategy):
+    strategy = two_cpu_strategy
     rng = np.random.default_rng(4)
     # Two micro-batches of 4 examples: 2 per replica.
     batches = [{"input_ids": rng.integers(1, 40, size=(4, 8)).astype(np.int32),
@@ -385,14 +383,13 @@ def test_works_inside_a_loss_scale_optimizer_with_mixed_float16():
         np.testing.assert_array_equal(w.numpy(), old)
 
 
-def test_distributed_steps_need_a_built_optimizer():
+def test_distributed_steps_need_a_built_optimizer(two_cpu_strategy):
     w = keras.Variable(np.ones(2, np.float32), name="kernel")
     accumulator = optimization.GradientAccumulator([w], steps=2)
     with pytest.raises(ValueError, match="build the optimizer"):
         accumulator.apply_if_ready(optimization.create_optimizer(0.1, 10, 0))
 
-    strategy = tf.distribute.MirroredStrategy(
-        [d.name for d in tf.config.list_logical_devices("CPU")][:2])
+    strategy = two_cpu_strategy
     with strategy.scope():
         v = keras.Variable(np.ones(2, np.float32), name="kernel")
         optimizer = optimization.create_optimizer(0.1, 10, 0)

@@ -117,11 +117,11 @@ def test_accumulated_micro_batches_match_one_large_batch(config, tmp_path):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=2e-6)
 
 
-def test_two_replicas_follow_the_one_device_loss_trajectory(config, tmp_path):
+def test_two_replicas_follow_the_one_device_loss_trajectory(config, tmp_path,
+                                                            two_cpu_strategy):
     """MirroredStrategy over 2 logical CPUs: same losses as 1 device, within 1e-5."""
     examples = _pretraining_examples(48)
-    strategy = tf.distribute.MirroredStrategy(
-        [d.name for d in tf.config.list_logical_devices("CPU")][:2])
+    strategy = two_cpu_strategy
     single = _trainer(config, tmp_path / "one", steps=6, iterations_per_loop=1)
     mirrored = _trainer(config, tmp_path / "two", strategy=strategy, steps=6,
                         iterations_per_loop=1)
