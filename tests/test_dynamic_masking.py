@@ -6,12 +6,12 @@ max_predictions_per_seq=5 from tests/fixtures/pretraining_corpus.txt and
 pretraining_vocab.txt (see tests/test_input_pipeline.py).
 """
 
-import collections
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from dataset_helpers import read_all
 
 from bert_tf import input_pipeline, masking, pretraining_data
 
@@ -21,17 +21,6 @@ ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
 SEQ, PREDICTIONS = 32, 5
 CONFIG = masking.DynamicMaskingConfig.from_vocab_file(VOCAB)
 CLS_ID, SEP_ID = CONFIG.unmaskable_ids
-
-
-def read_all(dataset, batches=None):
-    """Concatenates a dataset's batches into numpy arrays."""
-    if batches is not None:
-        dataset = dataset.take(batches)
-    parts = collections.defaultdict(list)
-    for batch in dataset:
-        for name, tensor in batch.items():
-            parts[name].append(tensor.numpy())
-    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
 
 
 def unmask_numpy(features):

@@ -14,6 +14,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from dataset_helpers import read_all
 
 from bert_tf import input_pipeline, pretraining_data
 
@@ -35,17 +36,6 @@ def parse_directly(paths):
     }
     records = [r.numpy() for r in tf.data.TFRecordDataset(paths)]
     return {k: v.numpy() for k, v in tf.io.parse_example(records, spec).items()}
-
-
-def read_all(dataset, batches=None):
-    """Concatenates a dataset's batches into numpy arrays."""
-    if batches is not None:
-        dataset = dataset.take(batches)
-    parts = collections.defaultdict(list)
-    for batch in dataset:
-        for name, tensor in batch.items():
-            parts[name].append(tensor.numpy())
-    return {name: np.concatenate(arrays) for name, arrays in parts.items()}
 
 
 def rows(features):
