@@ -33,8 +33,6 @@ class PretrainingTask:
     next_sentence_labels [batch, 1] (0: actual next, 1: random).
     """
 
-    name = "pretraining"
-
     def create_heads(self, encoder):
         """Builds the tied MLM head and the NSP head.
 
@@ -115,8 +113,6 @@ class ClassificationTask:
     [batch, 1] (int32, or float32 for regression); is_real_example [batch, 1]
     (0 for the padding examples that make the last eval batch full).
     """
-
-    name = "classification"
 
     def __init__(self, num_labels, is_regression=False):
         """Args: num_labels: classes (1 for regression); is_regression: MSE loss."""
