@@ -154,6 +154,7 @@ def main(_):
             f"the vocab file has {len(tokenizer.vocab)} tokens but the model's vocab_size "
             f"is {config.vocab_size}: the checkpoint was trained with another vocab")
 
+    training.set_random_seed(FLAGS.seed)
     strategy = distribution.strategy_from_flags()
     training.set_precision_policy(FLAGS.mixed_precision, strategy)
     training.validate_batch_flags(FLAGS, strategy)

@@ -136,6 +136,7 @@ def main(argv):
         _fail("bad flag: give --bert_config_file, or an --init_checkpoint that has one")
     # The strategy comes first: MultiWorkerMirroredStrategy cannot be set up
     # once TensorFlow has started.
+    training.set_random_seed(FLAGS.seed)
     strategy = distribution.strategy_from_flags()
     try:
         config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)

@@ -89,6 +89,19 @@ def define_training_flags(flag_values=flags.FLAGS):
         "auto: bfloat16 on TPU, float16 with loss scaling on GPU, float32 on CPU.", **fv)
     flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.", **fv)
     flags.DEFINE_bool("jit_compile", True, "Compile the train step with XLA.", **fv)
+    flags.DEFINE_integer(
+        "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
+        "repeatable runs; by default every run differs.", **fv)
+
+
+def set_random_seed(seed):
+    """Seeds Python, numpy and TensorFlow (hence Keras and tf.data) when seed is not None.
+
+    Args:
+      seed: An int, or None to leave every generator unseeded.
+    """
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
 
 
 def validate_batch_flags(f, strategy):

