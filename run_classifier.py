@@ -17,7 +17,10 @@ SavedModel that takes raw text.
 """
 
 import functools
+import json
 import os
+import shutil
+import tempfile
 
 import tensorflow as tf
 from absl import app, flags, logging
@@ -46,7 +49,8 @@ flags.DEFINE_string(
     "Hugging Face --init_checkpoint folder.")
 flags.DEFINE_bool(
     "do_lower_case", True,
-    "Lower-case the input: True for uncased models, False for cased ones.")
+    "Lower-case the input: True for uncased models, False for cased ones. Default: a "
+    "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.")
 flags.DEFINE_bool("do_predict", False, "Predict on the test set and write submission files.")
 flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs.")
@@ -70,6 +74,30 @@ def _vocab_file():
         if os.path.exists(candidate):
             return candidate
     raise app.UsageError("--vocab_file is required (the checkpoint folder has no vocab.txt)")
+
+
+def _do_lower_case():
+    """--do_lower_case; when not given, a Hugging Face init_checkpoint folder's own setting.
+
+    A Hugging Face folder records in tokenizer_config.json whether its model
+    is cased, so a cased model needs no extra flag. A flag given on the command
+    line always wins.
+    """
+    folder = FLAGS.init_checkpoint
+    if FLAGS["do_lower_case"].present or not (folder and os.path.isdir(folder)):
+        return FLAGS.do_lower_case
+    path = os.path.join(folder, "tokenizer_config.json")
+    if not os.path.exists(path):
+        return FLAGS.do_lower_case
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f).get("do_lower_case")
+    except (OSError, ValueError) as e:
+        raise app.UsageError(f"cannot read {path}: {e}") from None
+    if not isinstance(value, bool):
+        return FLAGS.do_lower_case
+    logging.info("do_lower_case=%s, from %s", value, path)
+    return value
 
 
 # The processors' split names that TFDS's GLUE builder calls otherwise.
@@ -103,9 +131,9 @@ def _examples(processor, split):
     return examples
 
 
-def _write_records(name, examples, processor, tokenizer, pad_to_multiple_of=None):
-    """Writes examples as <output_dir>/<name>.tf_record and returns the path."""
-    path = os.path.join(FLAGS.output_dir, f"{name}.tf_record")
+def _write_records(records_dir, name, examples, processor, tokenizer, pad_to_multiple_of=None):
+    """Writes examples as <records_dir>/<name>.tf_record and returns the path."""
+    path = os.path.join(records_dir, f"{name}.tf_record")
     classifier_data.write_tfrecord(
         path, examples, processor.get_labels(), FLAGS.max_seq_length, tokenizer,
         processor.is_regression, pad_to_multiple_of)
@@ -113,15 +141,20 @@ def _write_records(name, examples, processor, tokenizer, pad_to_multiple_of=None
 
 
 def _dataset_fn(path, batch_size, is_training, is_regression, input_context):
-    """One input pipeline's dataset, for distribute_datasets_from_function."""
+    """One input pipeline's dataset, for distribute_datasets_from_function.
+
+    Training shards the records across workers. Evaluation and prediction do
+    not: every worker reads the whole set in order, so that the chief's own
+    predictions are complete and in input order (the others' are discarded).
+    """
     return input_pipeline.classification_dataset(
         path, input_context.get_per_replica_batch_size(batch_size), FLAGS.max_seq_length,
-        is_training, is_regression, input_context)
+        is_training, is_regression, input_context if is_training else None)
 
 
-def _predict(trainer, name, examples, processor, tokenizer, batch_size):
+def _predict(trainer, records_dir, name, examples, processor, tokenizer, batch_size):
     """Predictions for examples, padding dropped."""
-    path = _write_records(name, examples, processor, tokenizer, batch_size)
+    path = _write_records(records_dir, name, examples, processor, tokenizer, batch_size)
     predictions, real = trainer.predict(functools.partial(
         _dataset_fn, path, batch_size, False, processor.is_regression))
     return predictions[real == 1]
@@ -142,8 +175,9 @@ def main(_):
     if not (FLAGS.init_checkpoint or FLAGS.bert_config_file):
         raise app.UsageError("Give --bert_config_file (or an --init_checkpoint beside which "
                              "one is found).")
-    tokenizer = tokenization.FullTokenizer(_vocab_file(), FLAGS.do_lower_case)
-    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    do_lower_case = _do_lower_case()
+    tokenizer = tokenization.FullTokenizer(_vocab_file(), do_lower_case)
+    tokenization.validate_case_matches_checkpoint(do_lower_case, FLAGS.init_checkpoint)
     config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
     if FLAGS.max_seq_length > config.max_position_embeddings:
         raise app.UsageError(
@@ -189,22 +223,55 @@ def main(_):
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
         keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
     trainer.restore(FLAGS.init_checkpoint)
+    if not trainer.is_chief:
+        # Only the chief writes to output_dir; the other workers keep their
+        # copies of the records in a folder of their own, deleted at the end.
+        records_dir = tempfile.mkdtemp(prefix="bert_tf_records_")
+        try:
+            _train_evaluate_predict(trainer, records_dir, processor, tokenizer, num_train_steps,
+                                    train_examples, eval_examples, predict_examples)
+        finally:
+            shutil.rmtree(records_dir, ignore_errors=True)
+        return
     config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
+    _train_evaluate_predict(trainer, FLAGS.output_dir, processor, tokenizer, num_train_steps,
+                            train_examples, eval_examples, predict_examples)
+    if FLAGS.export_dir:
+        export.export_classifier(
+            FLAGS.export_dir, trainer.encoder, trainer.heads[checkpoints.CLASSIFIER],
+            _vocab_file(), do_lower_case, FLAGS.max_seq_length,
+            is_regression=processor.is_regression,
+            sentence_pairs=processor.tfds_text_keys[1] is not None)
 
+
+def _train_evaluate_predict(trainer, records_dir, processor, tokenizer, num_train_steps,
+                            train_examples, eval_examples, predict_examples):
+    """Trains, then evaluates and predicts; only the chief writes result files.
+
+    Args:
+      trainer: The training.Trainer, restored.
+      records_dir: Where the TFRecords of the splits go.
+      processor: The task's glue.DataProcessor.
+      tokenizer: A tokenization.FullTokenizer.
+      num_train_steps: Optimizer updates to train for.
+      train_examples: The train split (empty without --do_train).
+      eval_examples: {split: examples} to evaluate (empty without --do_eval).
+      predict_examples: {split: examples} to predict (empty without --do_predict).
+    """
     if FLAGS.do_train:
-        logging.info("Training on %d examples: %d steps, %d warmup.",
-                     len(train_examples), num_train_steps, num_warmup_steps)
-        path = _write_records("train", train_examples, processor, tokenizer)
+        logging.info("Training on %d examples: %d steps, %d warmup.", len(train_examples),
+                     num_train_steps, int(num_train_steps * FLAGS.warmup_proportion))
+        path = _write_records(records_dir, "train", train_examples, processor, tokenizer)
         micro_batch = FLAGS.train_batch_size // FLAGS.gradient_accumulation_steps
         trainer.train(functools.partial(_dataset_fn, path, micro_batch, True,
                                         processor.is_regression),
                       num_train_steps, FLAGS.train_batch_size)
 
-    if FLAGS.do_eval:
+    if eval_examples:
         results = {"global_step": trainer.global_step}
         label_map = {label: i for i, label in enumerate(processor.get_labels())}
         for split, examples in eval_examples.items():
-            predictions = _predict(trainer, split, examples, processor, tokenizer,
+            predictions = _predict(trainer, records_dir, split, examples, processor, tokenizer,
                                    FLAGS.eval_batch_size)
             labels = [e.label if processor.is_regression else label_map[e.label]
                       for e in examples]
@@ -212,30 +279,23 @@ def main(_):
                 processor.name, predictions, labels, processor.is_regression)
             prefix = f"{split}_" if len(processor.eval_splits) > 1 else ""
             results.update({prefix + k: v for k, v in metrics.items()})
-        # Written once, with every split's metrics: a run that fails on the way
-        # leaves no results file that looks complete.
-        training.write_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), results)
-        for key in sorted(results):
-            print(f"{key} = {results[key]}")
+        if trainer.is_chief:
+            # Written once, with every split's metrics: a run that fails on the
+            # way leaves no results file that looks complete.
+            training.write_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), results)
+            for key in sorted(results):
+                print(f"{key} = {results[key]}")
 
-    if FLAGS.do_predict:
-        for split, examples in predict_examples.items():
-            predictions = _predict(trainer, split, examples, processor, tokenizer,
-                                   FLAGS.predict_batch_size)
+    for split, examples in predict_examples.items():
+        predictions = _predict(trainer, records_dir, split, examples, processor, tokenizer,
+                               FLAGS.predict_batch_size)
+        if trainer.is_chief:
             suffix = "" if len(processor.predict_splits) == 1 else f"_{split}"
             glue.write_test_results(
                 os.path.join(FLAGS.output_dir, f"test_results{suffix}.tsv"), predictions)
             glue.write_submission(
                 os.path.join(FLAGS.output_dir, processor.submission_file(split)),
                 processor.name, examples, predictions)
-
-    if FLAGS.export_dir:
-        export.export_classifier(
-            FLAGS.export_dir, trainer.encoder, trainer.heads[checkpoints.CLASSIFIER],
-            _vocab_file(), FLAGS.do_lower_case, FLAGS.max_seq_length,
-            is_regression=processor.is_regression,
-            sentence_pairs=processor.tfds_text_keys[1] is not None)
-
 
 if __name__ == "__main__":
     app.run(main)

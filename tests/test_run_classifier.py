@@ -24,6 +24,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import app, flags
+from cluster_helpers import run_together, worker_configs
 
 from bert_tf import checkpoints, classifier_data, glue, tokenization
 from bert_tf.config import BertConfig
@@ -167,6 +168,52 @@ def test_mrpc_export_gives_the_runs_predictions(mrpc_run):
     expected_loss = -np.mean(np.log(probabilities[np.arange(len(dev)), labels]))
     assert results["eval_loss"] == pytest.approx(expected_loss, abs=1e-5)
     assert results["eval_accuracy"] == np.mean(probabilities.argmax(-1) == labels)
+
+
+def test_two_workers_write_once_and_predict_everything(google_checkpoint, tmp_path):
+    """MultiWorkerMirroredStrategy over two local processes vs one process.
+
+    Learning rate 0 keeps the weights at the checkpoint's (and --seed the new
+    head's at the same initial values), so the two workers' results must
+    equal one process's: the chief's predictions cover
+    every example although training shards the records between workers.
+    Only the chief writes to --output_dir; the other worker's records go to a
+    folder of its own under TMPDIR, deleted at the end.
+    """
+    data_dir = copy_task("MRPC", tmp_path)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    def job(output_dir, name, tf_config=None):
+        env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+        env.update(CUDA_VISIBLE_DEVICES="-1", PYTHONPATH=ROOT, TMPDIR=str(scratch))
+        if tf_config:
+            env["TF_CONFIG"] = tf_config
+        command = [sys.executable, os.path.join(ROOT, "run_classifier.py"), "--task_name=MRPC",
+                   "--do_train", "--do_eval", "--do_predict",
+                   *small_flags(google_checkpoint, data_dir, output_dir),
+                   "--learning_rate=0", "--predict_batch_size=2", "--seed=1"]
+        return command, env, tmp_path / f"{name}.log"
+
+    jobs = [job(tmp_path / "workers", f"worker{i}", tf_config)
+            for i, tf_config in enumerate(worker_configs(2))]
+    jobs.append(job(tmp_path / "single", "single"))
+    finished = run_together(jobs, ROOT)
+    for returncode, log in finished:
+        assert returncode == 0, log[-3000:]
+    assert "MultiWorkerMirroredStrategy, because TF_CONFIG lists 2 workers" in finished[0][1]
+
+    workers, single = tmp_path / "workers", tmp_path / "single"
+    assert sorted(os.listdir(workers)) == sorted(os.listdir(single))
+    assert os.listdir(scratch) == []
+    ours = np.array(read_tsv(workers / "test_results.tsv"), np.float64)
+    alone = np.array(read_tsv(single / "test_results.tsv"), np.float64)
+    assert ours.shape == alone.shape == (2, 2)
+    np.testing.assert_allclose(ours, alone, atol=1e-6)
+    np.testing.assert_allclose(
+        [v for _, v in sorted(read_results(workers / "eval_results.txt").items())],
+        [v for _, v in sorted(read_results(single / "eval_results.txt").items())], atol=1e-6)
+    assert read_tsv(workers / "MRPC.tsv") == read_tsv(single / "MRPC.tsv")
 
 
 def test_predict_text_classifies_pairs_with_the_export(mrpc_run):
@@ -327,6 +374,30 @@ def test_hugging_face_folder_as_init_checkpoint(run_main, encoder, tmp_path, mon
     written = BertConfig.from_json_file(str(output_dir / "bert_config.json"))
     assert written.vocab_size == encoder.config.vocab_size
     assert written.num_hidden_layers == 2 and written.hidden_size == 32
+
+
+@pytest.mark.parametrize(("case_flag", "expected"), [
+    ([], False), (["--do_lower_case=true"], True)])
+def test_a_hugging_face_folders_tokenizer_config_sets_the_case(
+        run_main, encoder, tmp_path, monkeypatch, case_flag, expected):
+    folder = tmp_path / "hf_model"
+    checkpoints.save_hf_folder(str(folder), encoder)
+    shutil.copy(VOCAB, folder / "vocab.txt")
+    (folder / "tokenizer_config.json").write_text('{"do_lower_case": false}')
+    data_dir = copy_task("SST-2", tmp_path)
+    flag_args = [f for f in small_flags(folder, data_dir, tmp_path / "output")
+                 if not f.startswith("--vocab_file")]
+    cases = []
+
+    class RecordingTokenizer(tokenization.FullTokenizer):
+        def __init__(self, vocab_file, do_lower_case=True):
+            cases.append(do_lower_case)
+            super().__init__(vocab_file, do_lower_case)
+
+    monkeypatch.setattr(tokenization, "FullTokenizer", RecordingTokenizer)
+    # A cased folder needs no flag; a flag on the command line still wins.
+    run_main("--task_name=sst-2", "--do_eval", *flag_args, *case_flag)
+    assert cases == [expected]
 
 
 def _append(path, line):

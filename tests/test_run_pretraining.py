@@ -18,7 +18,6 @@ import math
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,6 +26,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from absl import flags
+from cluster_helpers import run_together, worker_configs
 
 from bert_tf import checkpoints, distribution, input_pipeline, training
 from bert_tf.config import BertConfig
@@ -274,18 +274,6 @@ def test_kill_9_mid_run_then_the_same_command_resumes(tmp_path, synthetic):
     assert after[-1][1] < 0.1
 
 
-def _free_ports(n):
-    """n distinct free TCP ports on 127.0.0.1, found by binding port 0."""
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def test_two_workers_match_one_process(tmp_path, synthetic):
     """MultiWorkerMirroredStrategy over two local processes vs one process, same global batch.
 
@@ -296,45 +284,26 @@ def test_two_workers_match_one_process(tmp_path, synthetic):
     optimizer slot, and on the losses (float32 sums in another order; the
     measured difference is about 1e-7).
     """
-    ports = _free_ports(2)
-    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
-    logs = []
-
-    def start(output_dir, log, tf_config=None):
+    def job(output_dir, name, tf_config=None):
         extra = {"TMPDIR": str(scratch)}
         if tf_config:
-            extra["TF_CONFIG"] = json.dumps(tf_config)
+            extra["TF_CONFIG"] = tf_config
         command = _command(*_synthetic_flags(
             synthetic, str(output_dir), init_checkpoint=synthetic["init"], do_eval=True,
             eval_batch_size=16, num_train_steps=10, save_checkpoints_steps=5),
             entry=IN_FILE_ORDER)
-        logs.append(open(log, "w", encoding="utf-8"))  # closed below
-        return subprocess.Popen(command, cwd=ROOT, env=_env(**extra), stdout=subprocess.DEVNULL,
-                                stderr=logs[-1])
+        return command, _env(**extra), tmp_path / f"{name}.log"
 
-    processes = [start(tmp_path / "workers", tmp_path / f"worker{i}.log",
-                       {"cluster": cluster, "task": {"type": "worker", "index": i}})
-                 for i in range(2)]
-    processes.append(start(tmp_path / "single", tmp_path / "single.log"))
-    try:
-        # A worker that fails leaves the other waiting for it: stop at the first failure.
-        deadline = time.monotonic() + 300
-        while any(p.poll() is None for p in processes) and time.monotonic() < deadline:
-            if any(p.returncode for p in processes):
-                break
-            time.sleep(0.1)
-    finally:
-        for process in processes:
-            process.kill()
-            process.wait()
-        for log in logs:
-            log.close()
-    logs = [(tmp_path / name).read_text() for name in ("worker0.log", "worker1.log", "single.log")]
-    for process, log in zip(processes, logs, strict=True):
-        assert process.returncode == 0, log[-3000:]
+    jobs = [job(tmp_path / "workers", f"worker{i}", tf_config)
+            for i, tf_config in enumerate(worker_configs(2))]
+    jobs.append(job(tmp_path / "single", "single"))
+    finished = run_together(jobs, ROOT)
+    for returncode, log in finished:
+        assert returncode == 0, log[-3000:]
+    logs = [log for _, log in finished]
     assert "MultiWorkerMirroredStrategy, because TF_CONFIG lists 2 workers" in logs[0]
     assert "default strategy on the CPU" in logs[2]
 
