@@ -10,6 +10,7 @@ float32 casts of the biases.)
 
 import tensorflow as tf
 
+from bert_tf.dropout import Dropout
 from bert_tf.modeling import create_initializer, dense_layer, get_activation, layer_norm_layer
 
 keras = tf.keras
@@ -117,7 +118,7 @@ class ClassifierHead(keras.layers.Layer):
         kwargs.setdefault("name", "classifier")
         super().__init__(**kwargs)
         self.num_labels = num_labels
-        self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
+        self.dropout = Dropout(config.hidden_dropout_prob)
         self.output_weights = self.add_weight(
             name="output_weights", shape=(num_labels, config.hidden_size),
             initializer=create_initializer(config))

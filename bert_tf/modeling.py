@@ -23,6 +23,7 @@ import math
 import tensorflow as tf
 
 from bert_tf.config import BertConfig
+from bert_tf.dropout import Dropout
 
 keras = tf.keras
 
@@ -120,7 +121,7 @@ class BertEmbeddings(keras.layers.Layer):
             initializer=init)
         self.layer_norm = layer_norm_layer("LayerNorm")
         self.layer_norm.build((None, None, hidden))
-        self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
+        self.dropout = Dropout(config.hidden_dropout_prob)
         self.built = True
 
     def call(self, input_ids, segment_ids, training=None):
@@ -166,7 +167,7 @@ class SelfAttention(keras.layers.Layer):
         self.value = dense_layer(config, hidden, "value")
         for layer in (self.query, self.key, self.value):
             layer.build((None, None, hidden))
-        self.dropout = keras.layers.Dropout(config.attention_probs_dropout_prob)
+        self.dropout = Dropout(config.attention_probs_dropout_prob)
         self.built = True
 
     def _split_heads(self, x):
@@ -226,7 +227,7 @@ class TransformerBlock(keras.layers.Layer):
         self.intermediate.build((None, None, hidden))
         self.output_dense.build((None, None, config.intermediate_size))
         self.output_layer_norm.build((None, None, hidden))
-        self.dropout = keras.layers.Dropout(config.hidden_dropout_prob)
+        self.dropout = Dropout(config.hidden_dropout_prob)
         self.built = True
 
     def _add_and_norm(self, layer_norm, residual, update):
