@@ -62,3 +62,26 @@ def run_together(jobs, cwd, timeout=300):
             log.close()
     return [(process.returncode, open(log_path, encoding="utf-8").read())
             for process, (_, _, log_path) in zip(processes, jobs, strict=True)]
+
+
+def two_workers_and_one_process(job, tmp_path, cwd):
+    """Runs a two-worker cluster and a single process side by side; all must succeed.
+
+    Args:
+      job: A function (output_dir, name, tf_config or None) -> (command, env,
+        log_path). The workers write to tmp_path/"workers", the single process
+        to tmp_path/"single".
+      tmp_path: The test's temporary folder.
+      cwd: The working directory of every process.
+
+    Returns:
+      The logs of worker 0, worker 1 and the single process.
+    """
+    jobs = [job(tmp_path / "workers", f"worker{i}", tf_config)
+            for i, tf_config in enumerate(worker_configs(2))]
+    jobs.append(job(tmp_path / "single", "single", None))
+    finished = run_together(jobs, cwd)
+    for returncode, log in finished:
+        assert returncode == 0, log[-3000:]
+    assert "MultiWorkerMirroredStrategy, because TF_CONFIG lists 2 workers" in finished[0][1]
+    return [log for _, log in finished]

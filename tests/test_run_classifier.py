@@ -24,7 +24,7 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import app, flags
-from cluster_helpers import run_together, worker_configs
+from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import checkpoints, classifier_data, glue, tokenization
 from bert_tf.config import BertConfig
@@ -184,7 +184,7 @@ def test_two_workers_write_once_and_predict_everything(google_checkpoint, tmp_pa
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
-    def job(output_dir, name, tf_config=None):
+    def job(output_dir, name, tf_config):
         env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
         env.update(CUDA_VISIBLE_DEVICES="-1", PYTHONPATH=ROOT, TMPDIR=str(scratch))
         if tf_config:
@@ -195,13 +195,7 @@ def test_two_workers_write_once_and_predict_everything(google_checkpoint, tmp_pa
                    "--learning_rate=0", "--predict_batch_size=2", "--seed=1"]
         return command, env, tmp_path / f"{name}.log"
 
-    jobs = [job(tmp_path / "workers", f"worker{i}", tf_config)
-            for i, tf_config in enumerate(worker_configs(2))]
-    jobs.append(job(tmp_path / "single", "single"))
-    finished = run_together(jobs, ROOT)
-    for returncode, log in finished:
-        assert returncode == 0, log[-3000:]
-    assert "MultiWorkerMirroredStrategy, because TF_CONFIG lists 2 workers" in finished[0][1]
+    two_workers_and_one_process(job, tmp_path, ROOT)
 
     workers, single = tmp_path / "workers", tmp_path / "single"
     assert sorted(os.listdir(workers)) == sorted(os.listdir(single))

@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from absl import flags
-from cluster_helpers import run_together, worker_configs
+from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import checkpoints, distribution, input_pipeline, training
 from bert_tf.config import BertConfig
@@ -287,7 +287,7 @@ def test_two_workers_match_one_process(tmp_path, synthetic):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
 
-    def job(output_dir, name, tf_config=None):
+    def job(output_dir, name, tf_config):
         extra = {"TMPDIR": str(scratch)}
         if tf_config:
             extra["TF_CONFIG"] = tf_config
@@ -297,14 +297,7 @@ def test_two_workers_match_one_process(tmp_path, synthetic):
             entry=IN_FILE_ORDER)
         return command, _env(**extra), tmp_path / f"{name}.log"
 
-    jobs = [job(tmp_path / "workers", f"worker{i}", tf_config)
-            for i, tf_config in enumerate(worker_configs(2))]
-    jobs.append(job(tmp_path / "single", "single"))
-    finished = run_together(jobs, ROOT)
-    for returncode, log in finished:
-        assert returncode == 0, log[-3000:]
-    logs = [log for _, log in finished]
-    assert "MultiWorkerMirroredStrategy, because TF_CONFIG lists 2 workers" in logs[0]
+    logs = two_workers_and_one_process(job, tmp_path, ROOT)
     assert "default strategy on the CPU" in logs[2]
 
     # Each logged loss is the mean over all 16 records, on either worker.
