@@ -39,6 +39,10 @@ from bert_tf.tasks import ClassificationTask
 
 FLAGS = flags.FLAGS
 
+# --dynamic_padding's length granularity: XLA compiles the step once per
+# distinct length, so at most max_seq_length / 16 times.
+_PAD_MULTIPLE = 16
+
 flags.DEFINE_string("data_dir", None, "Folder with the task's .tsv files (GLUE layout).")
 flags.DEFINE_string(
     "tfds_name", None, "Read the task from TensorFlow Datasets instead, e.g. glue/mrpc.")
@@ -57,6 +61,11 @@ flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs.")
 flags.DEFINE_float(
     "warmup_proportion", 0.1, "Share of training with a linear learning-rate warmup.")
 flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.")
+flags.DEFINE_bool(
+    "dynamic_padding", False,
+    "Cut each batch's padding down to its longest example, rounded up to a multiple of "
+    f"{_PAD_MULTIPLE}: the same results, faster on CPU and GPU when most examples are "
+    "much shorter than max_seq_length. Not on TPU, which needs one static shape.")
 training.define_training_flags()
 distribution.define_tpu_flags()
 # Show the shared flags in --help, not only --helpfull.
@@ -149,7 +158,8 @@ def _dataset_fn(path, batch_size, is_training, is_regression, input_context):
     """
     return input_pipeline.classification_dataset(
         path, input_context.get_per_replica_batch_size(batch_size), FLAGS.max_seq_length,
-        is_training, is_regression, input_context if is_training else None)
+        is_training, is_regression, input_context if is_training else None,
+        trim_to_multiple_of=_PAD_MULTIPLE if FLAGS.dynamic_padding else None)
 
 
 def _predict(trainer, records_dir, name, examples, processor, tokenizer, batch_size):
@@ -190,6 +200,9 @@ def main(_):
 
     training.set_random_seed(FLAGS.seed)
     strategy = distribution.strategy_from_flags()
+    if FLAGS.dynamic_padding and isinstance(strategy, tf.distribute.TPUStrategy):
+        raise app.UsageError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
+                             "one static sequence length")
     training.set_precision_policy(FLAGS.mixed_precision, strategy)
     training.validate_batch_flags(FLAGS, strategy)
     tf.io.gfile.makedirs(FLAGS.output_dir)

@@ -6,7 +6,9 @@ bench/glue_quality.py. The recipe is the original run_classifier.py's:
 AdamW (weight decay 0.01, not on LayerNorm or biases, eps 1e-6), a linear
 warmup over warmup_proportion of the steps then a linear decay to 0,
 gradient clipping at global norm 1.0, dropout as in config.json, and every
-example padded to max_seq_length. torch.optim.AdamW applies Adam's bias
+example padded to max_seq_length (or, with --dynamic_padding, each batch cut
+to its longest example rounded up to a multiple of 16, as bert_tf's
+run_classifier.py --dynamic_padding does). torch.optim.AdamW applies Adam's bias
 correction, as Hugging Face users run it (the original and bert_tf's default
 do not).
 
@@ -55,6 +57,15 @@ def encode(tokenizer, rows, max_seq_length):
             torch.tensor([r[2] for r in rows]))
 
 
+def batch(tensors, index, dynamic_padding):
+    """The rows `index` of (ids, mask, token types, labels), maybe cut to their longest."""
+    ids, mask, types, labels = (t[index] for t in tensors)
+    if dynamic_padding:
+        length = min(-(-int(mask.sum(1).max()) // 16) * 16, ids.shape[1])
+        ids, mask, types = ids[:, :length], mask[:, :length], types[:, :length]
+    return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}, labels
+
+
 def metrics(task, predictions, labels):
     """GLUE's dev metrics: MCC for CoLA, F1 and accuracy for MRPC, else accuracy."""
     predictions, labels = np.asarray(predictions), np.asarray(labels)
@@ -83,6 +94,8 @@ def main():
     ap.add_argument("--num_train_epochs", type=float, default=3.0)
     ap.add_argument("--warmup_proportion", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dynamic_padding", action="store_true",
+                    help="cut each batch to its longest example, rounded up to 16")
     args = ap.parse_args()
 
     random.seed(args.seed)
@@ -112,9 +125,9 @@ def main():
         begin = (step * args.train_batch_size) % num_examples
         if begin + args.train_batch_size > num_examples:
             order, begin = torch.randperm(num_examples), 0
-        index = order[begin:begin + args.train_batch_size]
-        out = model(input_ids=train[0][index], attention_mask=train[1][index],
-                    token_type_ids=train[2][index], labels=train[3][index])
+        inputs, labels = batch(train, order[begin:begin + args.train_batch_size],
+                               args.dynamic_padding)
+        out = model(**inputs, labels=labels)
         out.loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -130,14 +143,14 @@ def main():
     predictions = []
     with torch.inference_mode():
         for i in range(0, len(dev[3]), args.eval_batch_size):
-            logits = model(input_ids=dev[0][i:i + args.eval_batch_size],
-                           attention_mask=dev[1][i:i + args.eval_batch_size],
-                           token_type_ids=dev[2][i:i + args.eval_batch_size]).logits
+            inputs, _ = batch(dev, slice(i, i + args.eval_batch_size), args.dynamic_padding)
+            logits = model(**inputs).logits
             predictions += logits.argmax(-1).tolist()
     eval_s = time.time() - start
     print(json.dumps({"library": "hf-transformers", "task": args.task, "seed": args.seed,
                       "train_examples": num_examples, "steps": num_steps,
                       "max_seq_length": args.max_seq_length, "learning_rate": args.learning_rate,
+                      "dynamic_padding": args.dynamic_padding,
                       "dev": metrics(args.task, predictions, dev[3].tolist()),
                       "train_s": round(train_s, 1), "eval_s": round(eval_s, 1),
                       "versions": {"torch": torch.__version__,

@@ -245,8 +245,10 @@ class Trainer:
                 self.checkpoint, self._scratch_dir, max_to_keep=1)
         self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
-        self._eval_step = tf.function(self._eval_step_fn)
-        self._predict_step = tf.function(self._predict_step_fn)
+        # Batches may vary in length (run_classifier's --dynamic_padding):
+        # reduce_retracing traces one function for all lengths, not one each.
+        self._eval_step = tf.function(self._eval_step_fn, reduce_retracing=True)
+        self._predict_step = tf.function(self._predict_step_fn, reduce_retracing=True)
 
     @property
     def global_step(self):

@@ -106,6 +106,27 @@ def test_write_tfrecord_without_padding_and_for_regression(tmp_path, tokenizer):
     assert classifier_data.write_tfrecord(path, examples, [], SEQ, tokenizer, True, 3) == 3
 
 
+def test_trimmed_batches_keep_every_real_token(tmp_path, tokenizer):
+    path = str(tmp_path / "dev.tf_record")
+    # 3, 4, 7 and 12 (truncated) word pieces with [CLS] and [SEP].
+    texts = ["the", "the king", "the king was in the", "the man " * 10]
+    examples = [InputExample(f"dev-{i}", text, None, "0") for i, text in enumerate(texts)]
+    classifier_data.write_tfrecord(path, examples, ["0", "1"], SEQ, tokenizer,
+                                   pad_to_multiple_of=6)
+    full = _read(path, batch_size=2)
+    dataset = input_pipeline.classification_dataset(
+        path, 2, SEQ, is_training=False, trim_to_multiple_of=4)
+    batches = list(dataset.as_numpy_iterator())
+    # Longest per batch: 4, 12, and 0 for the two padding records (kept >= 1).
+    assert [b["input_ids"].shape for b in batches] == [(2, 4), (2, 12), (2, 4)]
+    for i, batch in enumerate(batches):
+        length = batch["input_ids"].shape[1]
+        for name in ("input_ids", "input_mask", "segment_ids"):
+            assert (batch[name] == full[name][2 * i:2 * i + 2, :length]).all()
+            assert not full[name][2 * i:2 * i + 2, length:].any()
+        assert (batch["label_ids"] == full["label_ids"][2 * i:2 * i + 2]).all()
+
+
 def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):
     path = str(tmp_path / "dev.tf_record")
     serialize = classifier_data._serialize

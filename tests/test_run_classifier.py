@@ -26,7 +26,7 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from absl import app, flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import checkpoints, classifier_data, glue, tokenization
+from bert_tf import checkpoints, classifier_data, glue, input_pipeline, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.modeling import BertModel
 
@@ -342,6 +342,58 @@ def test_sts_b_regression_reports_pearson_and_spearman(run_main, google_checkpoi
     assert [row[0] for row in submission[1:]] == ["0", "1", "2"]
     for (score,), (_, value) in zip(scores, submission[1:], strict=True):
         assert value == f"{min(max(float(score), 0.0), 5.0):.3f}"
+
+
+def test_dynamic_padding_trains_and_predicts_as_full_padding(
+        run_main, google_checkpoint, tmp_path, monkeypatch):
+    """Without dropout, cutting each batch's padding changes no result (XLA on)."""
+    config = BertConfig.from_json_file(os.path.join(os.path.dirname(google_checkpoint),
+                                                    "bert_config.json"))
+    config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.0
+    config.to_json_file(str(tmp_path / "bert_config.json"))
+    data_dir = tmp_path / "SST-2"
+    data_dir.mkdir()
+    # 1 to 28 words, each one word piece: with [CLS] and [SEP], 3 to 30 tokens,
+    # so batches of 2 are cut from 64 to 16 or 32.
+    words = "the king was in the house .".split() * 4
+    sentences = [" ".join(words[:n]) for n in range(1, 29, 3)]
+    _write_tsv(data_dir / "train.tsv",
+               [["sentence", "label"]] + [[t, i % 2] for i, t in enumerate(sentences)])
+    _write_tsv(data_dir / "dev.tsv",
+               [["sentence", "label"]] + [[t, i % 2] for i, t in enumerate(sentences[::-1])])
+    _write_tsv(data_dir / "test.tsv",
+               [["index", "sentence"]] + [[i, t] for i, t in enumerate(sentences[3:8])])
+
+    trim_padding, trimmed_pipelines = input_pipeline.trim_padding, []
+    monkeypatch.setattr(input_pipeline, "trim_padding",
+                        lambda *args: trimmed_pipelines.append(1) or trim_padding(*args))
+    outputs = {}
+    for dynamic in (False, True):
+        output_dir = tmp_path / f"output_{dynamic}"
+        run_main("--task_name=SST-2", "--do_train", "--do_eval", "--do_predict", "--seed=1",
+                 f"--bert_config_file={tmp_path / 'bert_config.json'}",
+                 *small_flags(google_checkpoint, data_dir, output_dir),
+                 "--max_seq_length=64", "--jit_compile=true", f"--dynamic_padding={dynamic}")
+        outputs[dynamic] = output_dir
+        # Train, eval and predict each trace the trimming once, or not at all.
+        assert len(trimmed_pipelines) == (3 if dynamic else 0)
+    records = classifier_data_lengths(outputs[True] / "train.tf_record")
+    assert records == list(range(3, 31, 3))
+    full, trimmed = (read_results(outputs[d] / "eval_results.txt") for d in (False, True))
+    assert full["global_step"] == trimmed["global_step"] == 5
+    for key in ("eval_loss", "accuracy"):
+        assert trimmed[key] == pytest.approx(full[key], rel=1e-4)
+    # Float sums in another order: the probabilities agree to within 1e-4.
+    np.testing.assert_allclose(
+        np.array(read_tsv(outputs[True] / "test_results.tsv"), np.float64),
+        np.array(read_tsv(outputs[False] / "test_results.tsv"), np.float64), atol=1e-4)
+
+
+def classifier_data_lengths(path):
+    """The real tokens of every record in a classification TFRecord."""
+    spec = {"input_mask": tf.io.FixedLenFeature([64], tf.int64)}
+    return [int(tf.io.parse_single_example(r, spec)["input_mask"].numpy().sum())
+            for r in tf.data.TFRecordDataset(str(path))]
 
 
 def test_hugging_face_folder_as_init_checkpoint(run_main, encoder, tmp_path, monkeypatch):
