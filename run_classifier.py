@@ -42,6 +42,9 @@ FLAGS = flags.FLAGS
 # --dynamic_padding's length granularity: XLA compiles the step once per
 # distinct length, so at most max_seq_length / 16 times.
 _PAD_MULTIPLE = 16
+# --group_by_length sorts this many batches' worth of examples at a time:
+# enough for batches of similar length, few enough to keep the order random.
+_LENGTH_GROUP_BATCHES = 50
 
 flags.DEFINE_string("data_dir", None, "Folder with the task's .tsv files (GLUE layout).")
 flags.DEFINE_string(
@@ -66,6 +69,12 @@ flags.DEFINE_bool(
     "Cut each batch's padding down to its longest example, rounded up to a multiple of "
     f"{_PAD_MULTIPLE}: the same results, faster on CPU and GPU when most examples are "
     "much shorter than max_seq_length. Not on TPU, which needs one static shape.")
+flags.DEFINE_bool(
+    "group_by_length", False,
+    "With --dynamic_padding: fill each training batch with examples of similar length, "
+    f"drawn from a shuffled group of {_LENGTH_GROUP_BATCHES} batches sorted by length. "
+    "Much less padding, hence faster; but batches are no longer uniformly random, so "
+    "results can differ a little from the original's recipe.")
 training.define_training_flags()
 distribution.define_tpu_flags()
 # Show the shared flags in --help, not only --helpfull.
@@ -159,7 +168,8 @@ def _dataset_fn(path, batch_size, is_training, is_regression, input_context):
     return input_pipeline.classification_dataset(
         path, input_context.get_per_replica_batch_size(batch_size), FLAGS.max_seq_length,
         is_training, is_regression, input_context if is_training else None,
-        trim_to_multiple_of=_PAD_MULTIPLE if FLAGS.dynamic_padding else None)
+        trim_to_multiple_of=_PAD_MULTIPLE if FLAGS.dynamic_padding else None,
+        length_group_batches=_LENGTH_GROUP_BATCHES if FLAGS.group_by_length else None)
 
 
 def _predict(trainer, records_dir, name, examples, processor, tokenizer, batch_size):
@@ -173,6 +183,8 @@ def _predict(trainer, records_dir, name, examples, processor, tokenizer, batch_s
 def main(_):
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict):
         raise app.UsageError("At least one of do_train, do_eval or do_predict must be True.")
+    if FLAGS.group_by_length and not FLAGS.dynamic_padding:
+        raise app.UsageError("--group_by_length only saves work with --dynamic_padding")
     if not (FLAGS.data_dir or FLAGS.tfds_name):
         raise app.UsageError("Give --data_dir (GLUE .tsv files) or --tfds_name.")
     try:

