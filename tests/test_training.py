@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import training
+from bert_tf import input_pipeline, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask, PretrainingTask
 
@@ -144,6 +144,42 @@ def test_two_replicas_follow_the_one_device_loss_trajectory(config, tmp_path,
     assert moved > 1e-3
     for a, b in zip(single.trainable_variables, mirrored.trainable_variables, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+
+
+def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
+                                                            two_cpu_strategy):
+    """Trimmed batches (run_classifier's --dynamic_padding) under MirroredStrategy and XLA.
+
+    Each replica gets its own batch, cut to its own length: the losses match
+    those of full padding.
+    """
+    rng = np.random.default_rng(5)
+    n = 32
+    lengths = rng.integers(2, SEQ + 1, size=n)
+    input_mask = (np.arange(SEQ)[None, :] < lengths[:, None]).astype(np.int32)
+    examples = {"input_ids": rng.integers(5, 50, size=(n, SEQ)).astype(np.int32) * input_mask,
+                "input_mask": input_mask, "segment_ids": np.zeros((n, SEQ), np.int32),
+                "label_ids": rng.integers(0, 3, size=(n, 1)).astype(np.int32),
+                "is_real_example": np.ones((n, 1), np.int32)}
+
+    def dataset_fn(trim):
+        def fn(input_context):
+            dataset = tf.data.Dataset.from_tensor_slices(examples).repeat().batch(
+                input_context.get_per_replica_batch_size(4), drop_remainder=True)
+            if trim:
+                dataset = dataset.map(lambda b: input_pipeline.trim_padding(b, 8))
+            return dataset
+        return fn
+
+    trainers = {trim: training.Trainer(
+        ClassificationTask(3), config, two_cpu_strategy, str(tmp_path / str(trim)), 1e-3, 6, 1,
+        iterations_per_loop=1, jit_compile=True) for trim in (False, True)}
+    _copy_weights(trainers[False].encoder, trainers[True].encoder)
+    _copy_weights(trainers[False].heads["classifier"], trainers[True].heads["classifier"])
+    losses = {trim: [h["loss"] for h in trainer.train(dataset_fn(trim), 6, 4)]
+              for trim, trainer in trainers.items()}
+    assert len(losses[True]) == 6
+    np.testing.assert_allclose(losses[True], losses[False], atol=1e-5)
 
 
 def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
