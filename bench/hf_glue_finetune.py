@@ -84,9 +84,8 @@ def epoch_batches(mask, batch_size, group_by_length):
     if len(batches[-1]) < batch_size:
         batches.pop()
     if group_by_length:
-        batches = [b for start in range(0, len(batches), 50)
-                   for b in random.sample(batches[start:start + 50],
-                                          len(batches[start:start + 50]))]
+        groups = [batches[start:start + 50] for start in range(0, len(batches), 50)]
+        batches = [b for group in groups for b in random.sample(group, len(group))]
     return batches
 
 

@@ -282,7 +282,8 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
     Takes group_batches * batch_size records at a time, sorts them by length
     and cuts them into group_batches batches, then shuffles the batches (as
     Hugging Face's group_by_length does). With trim_padding, short batches
-    then cost little: on SST-2, a third of the work of random batches.
+    then cost little: on SST-2 they hold a third of the padded tokens of
+    random batches, and fine-tuning ran 1.9x faster on a CPU.
     Which examples share a batch is no longer uniformly random, so results
     can differ a little from the original's recipe.
 
