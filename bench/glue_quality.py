@@ -9,7 +9,8 @@ example fits in fewer tokens gives the same results at that length (padding
 is masked out) and runs faster; every length used is printed.
 --dynamic_padding goes further, for both libraries alike: each batch is cut
 to its longest example, rounded up to 16 tokens; --group_by_length then
-fills batches with examples of similar length.
+fills batches with examples of similar length. --adam_bias_correction turns
+on Adam's bias correction in bert_tf, which torch's AdamW always applies.
 
 Example, from the repository root (about 15 min per HF run on MRPC here):
   python bench/glue_quality.py --glue_dir=../shared/data/glue --tasks=MRPC,CoLA \\
@@ -38,6 +39,9 @@ flags.DEFINE_bool("dynamic_padding", False, "Both libraries cut each batch to it
                   "example (rounded up to 16): the same results, less work.")
 flags.DEFINE_bool("group_by_length", False, "With --dynamic_padding: both libraries fill "
                   "batches with examples of similar length (much less work on SST-2).")
+flags.DEFINE_bool("adam_bias_correction", False, "bert_tf with Adam's bias correction, as "
+                  "torch's AdamW always applies it (bert_tf's default, like the original, "
+                  "omits it).")
 flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Epochs.")
@@ -66,7 +70,8 @@ def _run_bert_tf(task, seed, seq_length, checkpoint, output_dir):
          f"--learning_rate={FLAGS.learning_rate}",
          f"--num_train_epochs={FLAGS.num_train_epochs}", f"--seed={seed}",
          f"--output_dir={output_dir}", f"--dynamic_padding={FLAGS.dynamic_padding}",
-         f"--group_by_length={FLAGS.group_by_length}"],
+         f"--group_by_length={FLAGS.group_by_length}",
+         f"--adam_bias_correction={FLAGS.adam_bias_correction}"],
         check=True, stdout=subprocess.DEVNULL)
     results = _read_results(os.path.join(output_dir, "eval_results.txt"))
     dev = {"accuracy": results["eval_accuracy"]}
@@ -108,6 +113,8 @@ def main(_):
                     "seed": int(seed), "max_seq_length": seq_length,
                     "dynamic_padding": FLAGS.dynamic_padding,
                     "group_by_length": FLAGS.group_by_length,
+                    "adam_bias_correction": (FLAGS.adam_bias_correction
+                                             if library == "bert_tf" else True),
                     "learning_rate": FLAGS.learning_rate, "epochs": FLAGS.num_train_epochs,
                     "batch": FLAGS.train_batch_size, "dev": dev,
                     "wall_s": round(time.time() - start, 1),
