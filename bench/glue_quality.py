@@ -9,8 +9,9 @@ example fits in fewer tokens gives the same results at that length (padding
 is masked out) and runs faster; every length used is printed.
 --dynamic_padding goes further, for both libraries alike: each batch is cut
 to its longest example, rounded up to 16 tokens; --group_by_length then
-fills batches with examples of similar length. --adam_bias_correction turns
-on Adam's bias correction in bert_tf, which torch's AdamW always applies.
+fills batches with examples of similar length. --noadam_bias_correction runs
+bert_tf with the original's Adam update, without the bias correction that
+bert_tf's default and torch's AdamW apply.
 
 Example, from the repository root (about 15 min per HF run on MRPC here):
   python bench/glue_quality.py --glue_dir=../shared/data/glue --tasks=MRPC,CoLA \\
@@ -39,9 +40,8 @@ flags.DEFINE_bool("dynamic_padding", False, "Both libraries cut each batch to it
                   "example (rounded up to 16): the same results, less work.")
 flags.DEFINE_bool("group_by_length", False, "With --dynamic_padding: both libraries fill "
                   "batches with examples of similar length (much less work on SST-2).")
-flags.DEFINE_bool("adam_bias_correction", False, "bert_tf with Adam's bias correction, as "
-                  "torch's AdamW always applies it (bert_tf's default, like the original, "
-                  "omits it).")
+flags.DEFINE_bool("adam_bias_correction", True, "bert_tf with Adam's bias correction (its "
+                  "default, and torch's AdamW's); off: the original's update.")
 flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Epochs.")

@@ -11,8 +11,8 @@ to its longest example rounded up to a multiple of 16, as bert_tf's
 run_classifier.py --dynamic_padding does; --group_by_length also fills each
 batch with examples of similar length, from groups of 50 batches sorted by
 length, as bert_tf's --group_by_length does). torch.optim.AdamW applies Adam's bias
-correction, as Hugging Face users run it (the original and bert_tf's default
-do not).
+correction, as Hugging Face users run it and as bert_tf does by default (the
+original did not).
 
 Prints one JSON line: task, seed, dev metrics, train and eval seconds.
 """

@@ -77,8 +77,9 @@ def define_training_flags(flag_values=flags.FLAGS):
         "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.",
         **fv)
     flags.DEFINE_bool(
-        "adam_bias_correction", False,
-        "Apply Adam's bias correction, which the original omitted (so: off by default).",
+        "adam_bias_correction", True,
+        "Apply Adam's bias correction, which the original omitted; "
+        "--noadam_bias_correction gives the original's update.",
         **fv)
     flags.DEFINE_integer(
         "gradient_accumulation_steps", 1,
@@ -184,7 +185,7 @@ class Trainer:
     """
 
     def __init__(self, task, config, strategy, output_dir, learning_rate, num_train_steps,
-                 num_warmup_steps, optimizer_type="adamw", bias_correction=False,
+                 num_warmup_steps, optimizer_type="adamw", bias_correction=True,
                  gradient_accumulation_steps=1, iterations_per_loop=1000,
                  save_checkpoints_steps=1000, keep_checkpoint_max=5, jit_compile=True):
         """Builds the model, heads, optimizer and checkpoint manager in the strategy scope.
@@ -198,7 +199,7 @@ class Trainer:
           num_train_steps: Optimizer updates in all; the schedule decays to 0 there.
           num_warmup_steps: Linear warmup length.
           optimizer_type: "adamw" or "lamb".
-          bias_correction: Adam bias correction (the original had none).
+          bias_correction: Adam's bias correction (the original had none).
           gradient_accumulation_steps: Micro-batches per optimizer update.
           iterations_per_loop: Steps per tf.function call (host round trip).
           save_checkpoints_steps: Checkpoint interval, in steps.

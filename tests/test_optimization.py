@@ -71,6 +71,17 @@ def test_optimizer_learning_rate_follows_applied_updates():
     np.testing.assert_allclose(float(optimizer.learning_rate), 0.04, rtol=1e-6)
 
 
+def test_default_first_update_is_adams():
+    # With bias correction (the default) Adam's first step moves each weight
+    # by the learning rate against its gradient's sign; the original's update
+    # would move it (1 - beta_1) / sqrt(1 - beta_2) = 3.2x further.
+    optimizer = optimization.create_optimizer(0.01, num_train_steps=10, num_warmup_steps=0,
+                                              weight_decay_rate=0.0)
+    w = keras.Variable(np.zeros(3, np.float32), name="kernel")
+    optimizer.apply([tf.constant([0.5, -0.2, 0.1])], [w])
+    np.testing.assert_allclose(w.numpy(), [-0.01, 0.01, -0.01], rtol=1e-4)
+
+
 @pytest.mark.parametrize("bias_correction", [False, True])
 def test_adamw_matches_the_original_formula(bias_correction):
     rng = np.random.default_rng(1)
@@ -160,19 +171,19 @@ def test_lamb_scales_each_update_by_its_trust_ratio():
                         [kernel, zero_kernel, bias])
     np.testing.assert_allclose(
         kernel.numpy(),
-        _numpy_adamw(kernel0.astype(np.float64), grads, 0.01, 0.01, False, trust_ratio=True),
+        _numpy_adamw(kernel0.astype(np.float64), grads, 0.01, 0.01, True, trust_ratio=True),
         rtol=1e-5)
     # ||w|| = 0 at the first update: ratio 1.
     np.testing.assert_allclose(
         zero_kernel.numpy(),
-        _numpy_adamw(np.zeros((4, 3)), grads, 0.01, 0.01, False, trust_ratio=True),
+        _numpy_adamw(np.zeros((4, 3)), grads, 0.01, 0.01, True, trust_ratio=True),
         rtol=1e-5, atol=1e-8)
     # Biases: no decay and no trust ratio.
     np.testing.assert_allclose(
-        bias.numpy(), _numpy_adamw(np.ones(3), [g[0] for g in grads], 0.01, 0.0, False),
+        bias.numpy(), _numpy_adamw(np.ones(3), [g[0] for g in grads], 0.01, 0.0, True),
         rtol=1e-5)
     # Without the ratio the kernel would move by a different amount.
-    assert np.abs(kernel.numpy() - _numpy_adamw(kernel0, grads, 0.01, 0.01, False)).max() > 1e-3
+    assert np.abs(kernel.numpy() - _numpy_adamw(kernel0, grads, 0.01, 0.01, True)).max() > 1e-3
 
 
 def _small_model(seed):
@@ -299,8 +310,10 @@ def test_mirrored_strategy_matches_one_device(bert_config, steps, two_cpu_strate
         dataset = tf.data.Dataset.from_tensors(micro)
         train_step(next(iter(strategy.experimental_distribute_dataset(dataset))))
     assert int(mirrored_opt.iterations.numpy()) == 1
+    # Adam's first step is lr * g / (|g| + epsilon): where |g| is near
+    # epsilon, summation order moves it by about 1e-6, 0.1% of the step.
     for a, b in zip(mirrored.weights, single.weights, strict=True):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6, err_msg=a.path)
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5, err_msg=a.path)
     # Adam's first step hardly depends on the gradient's scale; m and v show
     # that the same summed and clipped gradient was applied.
     for a, b in zip(mirrored_opt.variables, single_opt.variables, strict=True):

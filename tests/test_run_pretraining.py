@@ -236,7 +236,7 @@ def test_kill_9_mid_run_then_the_same_command_resumes(tmp_path, synthetic):
     """
     output_dir = tmp_path / "out"
     command = _command(*_synthetic_flags(synthetic, str(output_dir), num_train_steps=200,
-                                         learning_rate=1e-3, iterations_per_loop=1))
+                                         learning_rate=5e-3, iterations_per_loop=1))
     killed_log = tmp_path / "killed.log"
     with open(killed_log, "w", encoding="utf-8") as stderr:
         process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,

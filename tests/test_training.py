@@ -52,11 +52,11 @@ def _dataset_fn(examples, global_batch, repeat=True):
 
 
 def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_compile=False,
-             **kwargs):
+             learning_rate=1e-3, **kwargs):
     # XLA is off except where a test is about it: compiling costs seconds.
     return training.Trainer(
         PretrainingTask(), config, strategy or tf.distribute.get_strategy(), str(output_dir),
-        learning_rate=1e-3, num_train_steps=steps, num_warmup_steps=2,
+        learning_rate=learning_rate, num_train_steps=steps, num_warmup_steps=2,
         gradient_accumulation_steps=accumulation, jit_compile=jit_compile, **kwargs)
 
 
@@ -68,8 +68,9 @@ def _copy_weights(source, target):
 def test_pretraining_learns_checkpoints_and_evaluates(config, tmp_path):
     """Also: the XLA-compiled step runs on the CPU."""
     examples = _pretraining_examples(64)
+    # Adam's steps are lr-sized from the start: 60 of them need a high rate.
     trainer = _trainer(config, tmp_path, steps=60, iterations_per_loop=20,
-                       save_checkpoints_steps=30, jit_compile=True)
+                       save_checkpoints_steps=30, jit_compile=True, learning_rate=5e-3)
     assert trainer.restore() == "from scratch"
     before = trainer.evaluate(_dataset_fn(examples, 16, repeat=False))
     history = trainer.train(_dataset_fn(examples, 8), 60, 8)
