@@ -1,0 +1,202 @@
+"""Where a pretraining step's CPU time goes: the harness's step, profiled op by op.
+
+Builds bert_tf's model exactly as the bench-peers harness trains it
+(bench/peer_adapter.py, Keras AdamW, Keras sparse cross-entropy, XLA), runs
+--steps steps under the TensorFlow profiler with XLA's per-thunk trace
+events on, and adds up each optimized-HLO instruction's time. The HLO dump
+maps every instruction back to the TensorFlow op it came from, so the time
+is reported in a few groups:
+
+  mlm_projection  the [positions, hidden] x [hidden, vocab] logits matmul and
+                  its two gradients (fixed by the task: 20 positions x 30522)
+  mlm_loss        the harness's softmax cross-entropy on those logits, and
+                  the output bias (its add and its gradient)
+  encoder_matmul  the encoder's, pooler's and heads' other matmuls, attention
+                  included
+  encoder_other   everything else in the model: LayerNorm, GELU, softmax,
+                  dropout, transposes
+  optimizer       the harness's Keras AdamW update
+  other           anything left
+
+One thread does all the work, so the groups add up to the step and show
+how much work each one is, free of how the cores overlap it. It also
+reports the matmul FLOPs, the same thread's fp32 matmul rate (2048^3), and
+from these a bound: the seq/s the step could reach if everything but the
+MLM projection and loss ran at that matmul rate with no overhead, on every
+core with perfect scaling.
+
+Prints one JSON line per group, then a summary line.
+
+Example, from the repository root (the peers' harness must be beside it):
+  python bench/step_profile.py --config=bert_tiny
+"""
+
+import collections
+import glob
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_enum("config", "bert_tiny", ["bert_tiny", "bert_base"], "The harness's config.")
+flags.DEFINE_integer("steps", 3, "Profiled steps (after 3 warm-up steps).")
+flags.DEFINE_string("peers_dir", None, "The bench-peers harness; default: ../shared/bench-peers.")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Trace events that wrap others rather than doing work themselves.
+_WRAPPERS = re.compile(r"^(one_step_on_data|EagerExecute|TFE_Py_ExecuteCancelable"
+                       r"|EagerKernelExecute|EagerLocalExecute.*|__inference.*|CpuExecutable::.*|BlockUntilReady"
+                       r"|ThunkExecutor::Execute|SlinkyThreadPool::Await)$")
+_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%(\S+) = (?:\([^)]*\)|\S+) (\w[\w-]*)\((?:%([\w.-]+))?")
+_OP_NAME = re.compile(r'op_name="([^"]*)"')
+_CALLS = re.compile(r"(?:calls|to_apply)=%([\w.-]+)")
+
+
+def _group(opcode, op_name):
+    """The report group of one HLO instruction, from its opcode and TF op name."""
+    if op_name.startswith(("adam_w", "AdamW")) or "/adam_w/" in op_name:
+        return "optimizer"
+    if "predictions" in op_name and "einsum" in op_name.lower():
+        return "mlm_projection"
+    if "compile_loss" in op_name or re.search(r"predictions[_\d]*/add", op_name):
+        return "mlm_loss"
+    if "bert_tf" in op_name:
+        return "encoder_matmul" if opcode == "dot" else "encoder_other"
+    return "other"
+
+
+def _instruction_groups(dump_dir):
+    """Maps each instruction of the step's optimized HLO module to its group.
+
+    A fusion or call made by XLA often carries no op name itself; it then
+    takes the most common op name inside the computation it calls, or failing
+    that, the group of its first operand.
+    """
+    modules = glob.glob(os.path.join(dump_dir, "*one_step_on_data*cpu_after_optimizations.txt"))
+    if not modules:
+        raise FileNotFoundError(f"no optimized HLO of the train step in {dump_dir}")
+    names_in = collections.defaultdict(collections.Counter)  # computation -> op names
+    instructions = []  # (name, opcode, first operand, op name or None, called computation)
+    computation = None
+    with open(max(modules, key=os.path.getsize)) as f:
+        for line in f:
+            if line.startswith(("%", "ENTRY")):
+                computation = line.split()[1 if line.startswith("ENTRY") else 0].lstrip("%")
+            match = _INSTRUCTION.match(line)
+            if not match:
+                continue
+            op_name, calls = _OP_NAME.search(line), _CALLS.search(line)
+            if op_name:
+                names_in[computation][op_name.group(1)] += 1
+            instructions.append((*match.groups(), op_name and op_name.group(1),
+                                 calls and calls.group(1)))
+    groups = {}
+    for name, opcode, operand, op_name, calls in instructions:
+        if op_name is None and names_in[calls]:
+            op_name = names_in[calls].most_common(1)[0][0]
+        groups[name] = (_group(opcode, op_name) if op_name
+                        else groups.get(operand, "other"))
+    return groups
+
+
+def _event_ms(log_dir, steps):
+    """Milliseconds per step of every leaf trace event, by event name."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    with open(glob.glob(os.path.join(log_dir, "**", "*.xplane.pb"), recursive=True)[0], "rb") as f:
+        space.ParseFromString(f.read())
+    totals = collections.Counter()
+    for plane in space.planes:
+        for line in plane.lines:
+            for event in line.events:
+                name = plane.event_metadata[event.metadata_id].name
+                if not _WRAPPERS.match(name):
+                    totals[name] += event.duration_ps / 1e9 / steps
+    return totals
+
+
+def _matmul_gflops(tf):
+    """One thread's fp32 matmul rate on 2048^3, GFLOP/s (median of 5)."""
+    a = tf.random.normal([2048, 2048])
+    matmul = tf.function(lambda x: tf.matmul(x, x), jit_compile=True)
+    matmul(a).numpy()
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        matmul(a).numpy()
+        times.append(time.perf_counter() - start)
+    return 2 * 2048 ** 3 / sorted(times)[2] / 1e9
+
+
+def main(_):
+    peers_dir = FLAGS.peers_dir or os.path.join(ROOT, "..", "shared", "bench-peers")
+    sys.path[:0] = [os.path.abspath(peers_dir), os.path.join(ROOT, "bench"), ROOT]
+    work_dir = tempfile.mkdtemp(prefix="step_profile_")
+    # XLA reads its flags once, at the first compilation: set them before.
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                               + " --xla_cpu_enable_xprof_traceme=true"
+                               f" --xla_dump_to={work_dir}/hlo --xla_dump_hlo_as_text")
+    import numpy as np
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    import bench_keras
+    import common
+    import peer_adapter
+
+    keras = tf.keras
+    cfg = common.CONFIGS[FLAGS.config]
+    batch, seq = common.TRAIN_WORKLOADS[FLAGS.config]
+    keras.utils.set_random_seed(0)
+    model = peer_adapter.build(cfg, "pretrain")
+    model.compile(
+        optimizer=keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9,
+                                         beta_2=0.999, epsilon=1e-6),
+        loss={"mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
+        jit_compile=True)
+    x, y = bench_keras.make_batch(cfg, batch, seq, common.MAX_PREDICTIONS,
+                                  np.random.default_rng(0), with_labels=True)
+    for _ in range(3):
+        model.train_on_batch(x, y)
+    tf.profiler.experimental.start(f"{work_dir}/trace")
+    start = time.perf_counter()
+    for _ in range(FLAGS.steps):
+        model.train_on_batch(x, y)
+    step_ms = (time.perf_counter() - start) / FLAGS.steps * 1e3
+    tf.profiler.experimental.stop()
+
+    groups = _instruction_groups(f"{work_dir}/hlo")
+    by_group = collections.Counter()
+    for name, ms in _event_ms(f"{work_dir}/trace", FLAGS.steps).items():
+        by_group[groups.get(name, "other")] += ms
+    traced_ms = sum(by_group.values())
+    base = {"config": FLAGS.config, "batch": batch, "seq_len": seq, "threads": 1}
+    for group, ms in by_group.most_common():
+        print(json.dumps({**base, "group": group, "ms_per_step": round(ms, 1),
+                          "share": round(ms / traced_ms, 3)}))
+
+    hidden, vocab = cfg["hidden"], cfg["vocab_size"]
+    mlm_flops = 3 * 2 * batch * common.MAX_PREDICTIONS * hidden * vocab
+    rest_flops = common.train_flops(cfg, batch, seq, batch * common.MAX_PREDICTIONS) - mlm_flops
+    gflops = _matmul_gflops(tf)
+    fixed_ms = by_group["mlm_projection"] + by_group["mlm_loss"]
+    bound_ms = (fixed_ms + rest_flops / gflops / 1e6) / os.cpu_count()
+    print(json.dumps({
+        **base, "step_ms": round(step_ms, 1), "traced_ms": round(traced_ms, 1),
+        "mlm_gflop": round(mlm_flops / 1e9, 2), "rest_gflop": round(rest_flops / 1e9, 2),
+        "matmul_gflops_one_thread": round(gflops, 1), "cores": os.cpu_count(),
+        "bound_seq_per_s": round(batch / bound_ms * 1e3, 2),
+        "bound_assumes": "MLM projection + loss as measured; the rest at the matmul rate, no "
+                         "overhead; perfect scaling over all cores"}))
+
+
+if __name__ == "__main__":
+    app.run(main)
