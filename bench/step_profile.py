@@ -50,7 +50,8 @@ flags.DEFINE_string("peers_dir", None, "The bench-peers harness; default: ../sha
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Trace events that wrap others rather than doing work themselves.
 _WRAPPERS = re.compile(r"^(one_step_on_data|EagerExecute|TFE_Py_ExecuteCancelable"
-                       r"|EagerKernelExecute|EagerLocalExecute.*|__inference.*|CpuExecutable::.*|BlockUntilReady"
+                       r"|EagerKernelExecute|EagerLocalExecute.*|__inference.*"
+                       r"|CpuExecutable::.*|BlockUntilReady"
                        r"|ThunkExecutor::Execute|SlinkyThreadPool::Await)$")
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%(\S+) = (?:\([^)]*\)|\S+) (\w[\w-]*)\((?:%([\w.-]+))?")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
@@ -59,7 +60,7 @@ _CALLS = re.compile(r"(?:calls|to_apply)=%([\w.-]+)")
 
 def _group(opcode, op_name):
     """The report group of one HLO instruction, from its opcode and TF op name."""
-    if op_name.startswith(("adam_w", "AdamW")) or "/adam_w/" in op_name:
+    if "adam_w" in op_name:
         return "optimizer"
     if "predictions" in op_name and "einsum" in op_name.lower():
         return "mlm_projection"
