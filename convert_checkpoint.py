@@ -9,7 +9,8 @@ Examples:
 
 from absl import app, flags
 
-from bert_tf import checkpoints
+from bert_tf import checkpoints, heads
+from bert_tf.checkpoint_names import FORMATS
 
 flags.DEFINE_string(
     "input", None,
@@ -18,7 +19,7 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "output", None, "Where to write: a checkpoint prefix for google/tf2, a folder for hf.")
 flags.DEFINE_enum(
-    "output_format", None, list(checkpoints.FORMATS),
+    "output_format", None, list(FORMATS),
     "google: original TF1 names; hf: Hugging Face safetensors; tf2: bert_tf's own.")
 flags.DEFINE_string(
     "bert_config_file", None,
@@ -28,7 +29,7 @@ flags.mark_flags_as_required(["input", "output", "output_format"])
 
 def main(_):
     report = checkpoints.convert(
-        flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format,
+        flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format, heads.HEAD_TYPES,
         flags.FLAGS.bert_config_file)
     print(report.summary())
     print(f"Wrote {flags.FLAGS.output_format} checkpoint to {flags.FLAGS.output}")

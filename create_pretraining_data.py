@@ -4,7 +4,7 @@ The input is UTF-8 text with one sentence per line and a blank line between
 documents. The flags and the output format are those of the original
 google-research/bert script; the algorithm and its fixes, the streaming
 window and the determinism guarantee are described in
-bert_tf/pretraining_data.py.
+bert_tf/pretraining_data/__init__.py.
 
 Example:
   python create_pretraining_data.py \\

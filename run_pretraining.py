@@ -20,7 +20,7 @@ import os
 import tensorflow as tf
 from absl import app, flags, logging
 
-from bert_tf import checkpoints, distribution, input_pipeline, masking, training
+from bert_tf import checkpoints, distribution, dynamic_masking, input_pipeline, training
 from bert_tf.tasks import PretrainingTask
 
 FLAGS = flags.FLAGS
@@ -98,7 +98,7 @@ def _check_input(flag_name, patterns):
 @functools.cache
 def _masking_config(vocab_file, masked_lm_prob):
     """The DynamicMaskingConfig, read once for the validator and all input pipelines."""
-    return masking.DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
+    return dynamic_masking.DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
 
 
 @flags.multi_flags_validator(["dynamic_masking", "vocab_file", "masked_lm_prob"])
@@ -159,15 +159,9 @@ def main(argv):
                      FLAGS.eval_input_file or FLAGS.input_file)
     training.set_precision_policy(FLAGS.mixed_precision, strategy)
 
-    trainer = training.Trainer(
-        PretrainingTask(), config, strategy, FLAGS.output_dir,
-        learning_rate=FLAGS.learning_rate, num_train_steps=FLAGS.num_train_steps,
-        num_warmup_steps=FLAGS.num_warmup_steps, optimizer_type=FLAGS.optimizer,
-        bias_correction=FLAGS.adam_bias_correction,
-        gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        keep_checkpoint_max=FLAGS.keep_checkpoint_max, jit_compile=FLAGS.jit_compile)
+    task = PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
+    trainer = training.Trainer(task, config, strategy, training.TrainingConfig.from_flags(
+        FLAGS, FLAGS.num_train_steps, FLAGS.num_warmup_steps))
     try:
         trainer.restore(FLAGS.init_checkpoint)
     except ValueError as e:  # CheckpointError: names the variable

@@ -109,10 +109,11 @@ def main(_):
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
     trainer = training.Trainer(
-        PretrainingTask(), bert_config, strategy, os.path.join(FLAGS.work_dir, "model"),
-        learning_rate=FLAGS.learning_rate, num_train_steps=FLAGS.num_train_steps,
-        num_warmup_steps=FLAGS.num_train_steps // 10, iterations_per_loop=100,
-        save_checkpoints_steps=FLAGS.eval_every)
+        PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq), bert_config,
+        strategy, training.TrainingConfig(
+            os.path.join(FLAGS.work_dir, "model"), num_train_steps=FLAGS.num_train_steps,
+            num_warmup_steps=FLAGS.num_train_steps // 10, learning_rate=FLAGS.learning_rate,
+            iterations_per_loop=100, save_checkpoints_steps=FLAGS.eval_every))
     trainer.restore()
 
     def dataset_fn(path, batch_size, is_training, input_context):

@@ -1,18 +1,16 @@
-"""Checkpoint loading and saving in three formats, through one name table.
+"""Checkpoint loading, saving and conversion in three formats.
 
-Formats:
-  google: the original repository's TF1 checkpoints (bert_model.ckpt.*),
-    variables named like bert/encoder/layer_0/attention/self/query/kernel.
-  hf: a Hugging Face folder with config.json and model.safetensors; Linear
-    weights are stored [out, in], names with or without the "bert." prefix.
-  tf2: bert_tf's own tf.train.Checkpoint files, as training writes them.
+The formats and the encoder's names are in checkpoint_names.py; each head
+declares its own (heads.Head.weight_names). Loading reads a checkpoint into a
+{name: array} view, looks each weight of the encoder and of the heads it is
+given up by its name in that format, checks shapes, and reports what it
+loaded, what it left at its initial value (a new head) and what it skipped
+(optimizer slots, heads the model does not have). A missing encoder weight,
+an encoder tensor that maps to nothing, a head stored only in part, or a
+shape mismatch is an error that names the variable.
 
-Every weight of BertModel and of the heads appears once in WEIGHT_NAMES, with
-its name in each format. Loading reads a checkpoint into a {name: array} view,
-looks each model weight up by its name in that format, checks shapes, and
-reports what it loaded, what it left at its initial value (a new head) and
-what it skipped (optimizer slots). A missing encoder weight, a tensor that
-maps to nothing, or a shape mismatch is an error that names the variable.
+This module also finds what goes with a checkpoint: its config, its vocab
+and its casing (find_config, find_vocab, find_do_lower_case).
 """
 
 import dataclasses
@@ -20,131 +18,26 @@ import fnmatch
 import json
 import os
 import re
+import shutil
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoint_names import (
+    ENCODER,
+    ENCODER_PREFIXES,
+    FORMATS,
+    encoder_weight_names,
+)
 from bert_tf.config import BertConfig, ConfigError
-
-# Names of the top-level objects in a tf2 checkpoint. training.py saves the
-# encoder and the heads under these keys, next to "optimizer" and "step".
-ENCODER, MLM, NSP, CLASSIFIER = "encoder", "mlm", "nsp", "classifier"
-
-FORMATS = ("google", "hf", "tf2")
-
-
-@dataclasses.dataclass(frozen=True)
-class WeightName:
-    """One weight's names across formats.
-
-    Attributes:
-      module: Which object holds it: ENCODER, MLM, NSP or CLASSIFIER.
-      attr: Attribute path on that object, e.g. "layer_0.attention.query.kernel".
-      google: The original TF1 variable name.
-      hf: The Hugging Face tensor name, without the "bert." prefix.
-      hf_transposed: True where Hugging Face stores the matrix as [out, in].
-    """
-
-    module: str
-    attr: str
-    google: str
-    hf: str
-    hf_transposed: bool = False
-
-    @property
-    def tf2(self):
-        """The key tf.train.Checkpoint gives this weight in bert_tf's own files."""
-        # Keras 3's Dense keeps its kernel in the attribute `_kernel`.
-        path = re.sub(r"\bkernel$", "_kernel", self.attr).replace(".", "/")
-        return f"{self.module}/{path}/.ATTRIBUTES/VARIABLE_VALUE"
-
-
-def _dense(module, attr, google, hf):
-    """The kernel and bias of one dense layer."""
-    return [
-        WeightName(module, f"{attr}.kernel", f"{google}/kernel", f"{hf}.weight", True),
-        WeightName(module, f"{attr}.bias", f"{google}/bias", f"{hf}.bias"),
-    ]
-
-
-def _layer_norm(module, attr, google, hf):
-    """The scale and offset of one LayerNorm."""
-    return [
-        WeightName(module, f"{attr}.gamma", f"{google}/gamma", f"{hf}.weight"),
-        WeightName(module, f"{attr}.beta", f"{google}/beta", f"{hf}.bias"),
-    ]
-
-
-def _encoder_layer(i):
-    """The weights of transformer block i."""
-    g, h, a = f"bert/encoder/layer_{i}", f"encoder.layer.{i}", f"layer_{i}"
-    return [
-        *_dense(ENCODER, f"{a}.attention.query", f"{g}/attention/self/query",
-                f"{h}.attention.self.query"),
-        *_dense(ENCODER, f"{a}.attention.key", f"{g}/attention/self/key",
-                f"{h}.attention.self.key"),
-        *_dense(ENCODER, f"{a}.attention.value", f"{g}/attention/self/value",
-                f"{h}.attention.self.value"),
-        *_dense(ENCODER, f"{a}.attention_output", f"{g}/attention/output/dense",
-                f"{h}.attention.output.dense"),
-        *_layer_norm(ENCODER, f"{a}.attention_layer_norm", f"{g}/attention/output/LayerNorm",
-                     f"{h}.attention.output.LayerNorm"),
-        *_dense(ENCODER, f"{a}.intermediate", f"{g}/intermediate/dense",
-                f"{h}.intermediate.dense"),
-        *_dense(ENCODER, f"{a}.output_dense", f"{g}/output/dense", f"{h}.output.dense"),
-        *_layer_norm(ENCODER, f"{a}.output_layer_norm", f"{g}/output/LayerNorm",
-                     f"{h}.output.LayerNorm"),
-    ]
-
-
-def weight_names(num_layers):
-    """Every weight of BertModel and the heads, with its name in each format.
-
-    Args:
-      num_layers: The encoder's num_hidden_layers.
-
-    Returns:
-      A list of WeightName.
-    """
-    names = [
-        WeightName(ENCODER, "embeddings.word_embeddings", "bert/embeddings/word_embeddings",
-                   "embeddings.word_embeddings.weight"),
-        WeightName(ENCODER, "embeddings.token_type_embeddings",
-                   "bert/embeddings/token_type_embeddings",
-                   "embeddings.token_type_embeddings.weight"),
-        WeightName(ENCODER, "embeddings.position_embeddings",
-                   "bert/embeddings/position_embeddings",
-                   "embeddings.position_embeddings.weight"),
-        *_layer_norm(ENCODER, "embeddings.layer_norm", "bert/embeddings/LayerNorm",
-                     "embeddings.LayerNorm"),
-    ]
-    for i in range(num_layers):
-        names += _encoder_layer(i)
-    names += _dense(ENCODER, "pooler", "bert/pooler/dense", "pooler.dense")
-    names += [
-        *_dense(MLM, "transform", "cls/predictions/transform/dense",
-                "cls.predictions.transform.dense"),
-        *_layer_norm(MLM, "layer_norm", "cls/predictions/transform/LayerNorm",
-                     "cls.predictions.transform.LayerNorm"),
-        WeightName(MLM, "output_bias", "cls/predictions/output_bias", "cls.predictions.bias"),
-        # Our output_weights are [2, hidden] like the original's, which is
-        # also Hugging Face's [out, in]: no transpose.
-        WeightName(NSP, "output_weights", "cls/seq_relationship/output_weights",
-                   "cls.seq_relationship.weight"),
-        WeightName(NSP, "output_bias", "cls/seq_relationship/output_bias",
-                   "cls.seq_relationship.bias"),
-        WeightName(CLASSIFIER, "output_weights", "output_weights", "classifier.weight"),
-        WeightName(CLASSIFIER, "output_bias", "output_bias", "classifier.bias"),
-    ]
-    return names
-
+from bert_tf.modeling import BertModel
 
 # Tensors a checkpoint may hold that are not model weights: optimizer slots,
-# step counters, and Hugging Face's buffers and tied copies.
+# step counters, and Hugging Face's buffers.
 _IGNORED = {
     "google": ["*/adam_m", "*/adam_v", "*/lamb_m", "*/lamb_v", "global_step"],
-    "hf": ["embeddings.position_ids", "cls.predictions.decoder.*"],
+    "hf": ["embeddings.position_ids"],
     "tf2": ["optimizer/*", "step/*", "save_counter/*", "_CHECKPOINTABLE_OBJECT_GRAPH",
             "*/.OPTIMIZER_SLOT/*"],
 }
@@ -158,8 +51,10 @@ def resolve_checkpoint_path(path):
     """Finds the checkpoint behind a path that users may give in several forms.
 
     Args:
-      path: A Hugging Face folder, a checkpoint prefix (bert_model.ckpt), or a
-        folder holding a TF `checkpoint` state file (training output).
+      path: A Hugging Face folder, a checkpoint prefix (bert_model.ckpt), a
+        folder holding a TF `checkpoint` state file (training output), or a
+        folder of Google's release layout (bert_model.ckpt.* without a state
+        file, as the downloaded zip files hold it).
 
     Returns:
       (format, path): format in FORMATS, path the folder or prefix to read.
@@ -171,6 +66,9 @@ def resolve_checkpoint_path(path):
         if os.path.exists(os.path.join(path, "model.safetensors")):
             return "hf", path
         latest = tf.train.latest_checkpoint(path)
+        released = os.path.join(path, "bert_model.ckpt")
+        if latest is None and tf.io.gfile.exists(released + ".index"):
+            latest = released
         if latest is None:
             raise CheckpointError(
                 f"{path}: folder holds neither model.safetensors nor a TF checkpoint")
@@ -277,40 +175,85 @@ def _get_attr(obj, attr):
     return obj
 
 
+def _weight_table(encoder, heads):
+    """[(WeightName, the object that holds it)] for the encoder and the given heads.
+
+    Args:
+      encoder: A BertModel.
+      heads: {checkpoint_key: heads.Head}, or None.
+
+    Returns:
+      The encoder's weights first, then each head's.
+
+    Raises:
+      ValueError: if a head is filed under a key other than its checkpoint_key.
+    """
+    table = [(name, encoder) for name in encoder_weight_names(encoder.config.num_hidden_layers)]
+    for key, head in (heads or {}).items():
+        if key != head.checkpoint_key:
+            raise ValueError(f"head {type(head).__name__} must be filed under "
+                             f"{head.checkpoint_key!r}, not {key!r}")
+        table += [(name, head) for name in head.weight_names()]
+    return table
+
+
+def _stored_shapes(path, fmt, head_type, shapes):
+    """{attr: shape} of the weights of a head type that a checkpoint holds.
+
+    Args:
+      path: The checkpoint, for the message.
+      fmt: Its format.
+      head_type: A heads.Head class (or instance).
+      shapes: {name in fmt: shape} of the checkpoint's tensors.
+
+    Returns:
+      An empty dict when the checkpoint has none of the head's weights.
+
+    Raises:
+      CheckpointError: if it holds some, but not all, of them: such a head
+        would otherwise load in part and start the rest from random values,
+        or be dropped by a conversion, either without an error.
+    """
+    names = head_type.weight_names()
+    stored = {n.attr: shapes[getattr(n, fmt)] for n in names if getattr(n, fmt) in shapes}
+    if stored and len(stored) < len(names):
+        missing = [getattr(n, fmt) for n in names if n.attr not in stored]
+        raise CheckpointError(
+            f"{path}: the {head_type.checkpoint_key} head is incomplete: it lacks "
+            f"{', '.join(repr(k) for k in missing)} ({fmt} format)")
+    return stored
+
+
 def load_weights(path, encoder, heads=None):
     """Loads a checkpoint in any supported format into a model and its heads.
 
-    The encoder must be complete in the checkpoint. Heads are loaded when the
-    checkpoint has them and left at their initial values otherwise (reported).
-    Checkpoint heads that the caller did not pass are skipped (reported).
+    The encoder must be complete in the checkpoint. A head is loaded when the
+    checkpoint has it, and left at its initial values when it has none of it
+    (reported). Tensors of heads that the caller did not pass are skipped
+    (reported).
 
     Args:
       path: See resolve_checkpoint_path.
       encoder: A BertModel.
-      heads: Optional {MLM: MaskedLMHead, NSP: NextSentenceHead,
-        CLASSIFIER: ClassifierHead}, any subset.
+      heads: Optional {checkpoint_key: heads.Head}, e.g. a task's create_heads().
 
     Returns:
       A LoadReport, also written to the log.
 
     Raises:
       CheckpointError: naming the variable, for a missing encoder weight, an
-        unexpected tensor, or a shape mismatch.
+        encoder tensor that maps to nothing, a head stored in part, or a shape
+        mismatch.
     """
     fmt, path = resolve_checkpoint_path(path)
     tensors, shapes = _read_tensors(fmt, path)
-    targets = _targets(encoder, heads)
-    all_names = weight_names(encoder.config.num_hidden_layers)
-    known = {getattr(n, fmt) for n in all_names}
+    table = _weight_table(encoder, heads)
+    for head in (heads or {}).values():
+        _stored_shapes(path, fmt, head, shapes)
 
     loaded, initialized, skipped = [], [], []
-    for name in all_names:
+    for name, target in table:
         key = getattr(name, fmt)
-        target = targets[name.module]
-        if target is None:
-            if key in shapes:
-                skipped.append(key)
-            continue
         if key not in shapes:
             if name.module == ENCODER:
                 raise CheckpointError(
@@ -329,10 +272,13 @@ def load_weights(path, encoder, heads=None):
         variable.assign(value.astype(variable.dtype))
         loaded.append(key)
 
+    known = {getattr(name, fmt) for name, _ in table}
     for key in sorted(shapes):
         if key in known:
             continue
-        if any(fnmatch.fnmatchcase(key, pattern) for pattern in _IGNORED[fmt]):
+        if (any(fnmatch.fnmatchcase(key, pattern) for pattern in _IGNORED[fmt])
+                or not key.startswith(ENCODER_PREFIXES[fmt])):
+            # Optimizer state, or a head this model does not have.
             skipped.append(key)
             continue
         raise CheckpointError(
@@ -344,29 +290,21 @@ def load_weights(path, encoder, heads=None):
     return report
 
 
-def _targets(encoder, heads):
-    """{module name: object or None} for every module of the name table."""
-    heads = heads or {}
-    unknown = set(heads) - {MLM, NSP, CLASSIFIER}
-    if unknown:
-        raise ValueError(f"unknown head names {sorted(unknown)}; use {MLM}, {NSP}, {CLASSIFIER}")
-    return {ENCODER: encoder, MLM: heads.get(MLM), NSP: heads.get(NSP),
-            CLASSIFIER: heads.get(CLASSIFIER)}
-
-
 def _named_values(fmt, encoder, heads):
     """{name in fmt: np.ndarray} for the given model parts, in fmt's layout."""
-    targets = _targets(encoder, heads)
     values = {}
-    for name in weight_names(encoder.config.num_hidden_layers):
-        target = targets[name.module]
-        if target is None:
-            continue
+    for name, target in _weight_table(encoder, heads):
         value = np.asarray(_get_attr(target, name.attr).numpy())
         if fmt == "hf" and name.hf_transposed:
             value = np.ascontiguousarray(value.T)
         values[getattr(name, fmt)] = value
     return values
+
+
+def _write_checkpoint_state(folder, prefix):
+    """Writes the `checkpoint` state file, so that tf.train.latest_checkpoint(folder) finds it."""
+    with open(os.path.join(folder, "checkpoint"), "w", encoding="utf-8") as f:
+        f.write(f'model_checkpoint_path: "{os.path.basename(prefix)}"\n')
 
 
 def save_google_checkpoint(prefix, encoder, heads=None):
@@ -390,9 +328,7 @@ def save_google_checkpoint(prefix, encoder, heads=None):
     tf.raw_ops.SaveV2(
         prefix=prefix, tensor_names=names, shape_and_slices=[""] * len(names),
         tensors=[tf.constant(values[n]) for n in names])
-    # The state file lets tf.train.latest_checkpoint(folder) find it.
-    with open(os.path.join(folder, "checkpoint"), "w", encoding="utf-8") as f:
-        f.write(f'model_checkpoint_path: "{os.path.basename(prefix)}"\n')
+    _write_checkpoint_state(folder, prefix)
     encoder.config.to_json_file(os.path.join(folder, "bert_config.json"))
     return prefix
 
@@ -415,12 +351,13 @@ def save_hf_folder(folder, encoder, heads=None):
 
     values = _named_values("hf", encoder, heads)
     if heads:
-        head_prefixes = ("cls.", "classifier.")
-        values = {(k if k.startswith(head_prefixes) else "bert." + k): v
-                  for k, v in values.items()}
-    if heads and MLM in heads:
-        # HF's decoder is tied to the word embeddings but saved on its own too.
-        values["cls.predictions.decoder.bias"] = values["cls.predictions.bias"]
+        encoder_names = {name.hf for name in
+                         encoder_weight_names(encoder.config.num_hidden_layers)}
+        values = {("bert." + k if k in encoder_names else k): v for k, v in values.items()}
+    for head in (heads or {}).values():
+        by_attr = {name.attr: name.hf for name in head.weight_names()}
+        for copy, attr in head.hf_copies.items():
+            values[copy] = values[by_attr[attr]]
     os.makedirs(folder, exist_ok=True)
     save_file(values, os.path.join(folder, "model.safetensors"))
     with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
@@ -439,15 +376,20 @@ def save_tf2_checkpoint(prefix, encoder, heads=None):
     Returns:
       The path written.
     """
-    parts = _targets(encoder, heads)
-    checkpoint = tf.train.Checkpoint(**{k: v for k, v in parts.items() if v is not None})
+    _weight_table(encoder, heads)  # checks the heads' keys
+    checkpoint = tf.train.Checkpoint(**{ENCODER: encoder}, **(heads or {}))
     path = checkpoint.write(prefix)
-    with open(os.path.join(os.path.dirname(os.path.abspath(prefix)), "checkpoint"), "w",
-              encoding="utf-8") as f:
-        f.write(f'model_checkpoint_path: "{os.path.basename(path)}"\n')
-    encoder.config.to_json_file(
-        os.path.join(os.path.dirname(os.path.abspath(prefix)), "bert_config.json"))
+    folder = os.path.dirname(os.path.abspath(prefix))
+    _write_checkpoint_state(folder, path)
+    encoder.config.to_json_file(os.path.join(folder, "bert_config.json"))
     return path
+
+
+def _beside(path, file_name):
+    """file_name in a checkpoint's folder (an HF or output folder, or a prefix's folder)."""
+    folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+    candidate = os.path.join(folder, file_name)
+    return candidate if os.path.exists(candidate) else None
 
 
 def find_config(path, bert_config_file=None):
@@ -475,36 +417,96 @@ def find_config(path, bert_config_file=None):
     return BertConfig.from_json_file(candidate)
 
 
-def checkpoint_heads(path):
-    """Which heads a checkpoint holds, and the classifier's number of labels.
+def find_vocab(path, vocab_file=None):
+    """Finds the vocab.txt that goes with a checkpoint.
+
+    Google's released folders and Hugging Face folders keep vocab.txt beside
+    the weights, so users rarely need to name it.
+
+    Args:
+      path: A checkpoint path (folder or prefix), or None.
+      vocab_file: An explicit vocab file, which wins when given.
+
+    Returns:
+      The vocab file's path.
+
+    Raises:
+      ConfigError: when none is given and none is beside the checkpoint.
+    """
+    if vocab_file:
+        return vocab_file
+    found = _beside(path, "vocab.txt") if path else None
+    if found is None:
+        raise ConfigError("--vocab_file is required (no vocab.txt beside --init_checkpoint)")
+    return found
+
+
+def find_do_lower_case(path, default):
+    """Whether a checkpoint's model is uncased, when its folder records it.
+
+    A Hugging Face folder records the casing in tokenizer_config.json, so a
+    cased model needs no extra flag. Callers let a flag given on the command
+    line win over this.
+
+    Args:
+      path: A checkpoint path, or None.
+      default: The answer when nothing is recorded.
+
+    Returns:
+      A bool.
+
+    Raises:
+      ConfigError: if tokenizer_config.json exists but cannot be read.
+    """
+    found = _beside(path, "tokenizer_config.json") if path else None
+    if found is None:
+        return default
+    try:
+        with open(found, encoding="utf-8") as f:
+            value = json.load(f).get("do_lower_case")
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"cannot read {found}: {e}") from None
+    if not isinstance(value, bool):
+        return default
+    logging.info("do_lower_case=%s, from %s", value, found)
+    return value
+
+
+def detect_heads(path, encoder, head_types):
+    """Builds the heads that a checkpoint holds, shaped as it stores them.
 
     Args:
       path: A checkpoint path as resolve_checkpoint_path takes it.
+      encoder: The BertModel the heads sit on.
+      head_types: The heads.Head classes to look for (heads.HEAD_TYPES).
 
     Returns:
-      A dict with bool MLM and NSP entries and CLASSIFIER: num_labels or None.
+      {checkpoint_key: head} for each head type the checkpoint has.
+
+    Raises:
+      CheckpointError: for a head stored in part.
     """
     fmt, resolved = resolve_checkpoint_path(path)
     _, shapes = _read_tensors(fmt, resolved)
-    # Each head's output bias tells whether it is there; the classifier's
-    # length is its number of labels.
-    biases = {n.module: getattr(n, fmt) for n in weight_names(0)
-              if n.attr == "output_bias"}
-    classifier_bias = shapes.get(biases[CLASSIFIER])
-    return {
-        MLM: biases[MLM] in shapes,
-        NSP: biases[NSP] in shapes,
-        CLASSIFIER: classifier_bias[0] if classifier_bias else None,
-    }
+    found = {}
+    for head_type in head_types:
+        stored = _stored_shapes(resolved, fmt, head_type, shapes)
+        if stored:
+            found[head_type.checkpoint_key] = head_type.from_shapes(encoder, stored)
+    return found
 
 
-def convert(input_path, output_path, output_format, bert_config_file=None):
-    """Converts a checkpoint between formats, heads included.
+def convert(input_path, output_path, output_format, head_types, bert_config_file=None):
+    """Converts a checkpoint between formats, with every head it holds.
+
+    The vocab.txt beside the input, when there is one, is copied beside the
+    output, so that the converted folder is complete.
 
     Args:
       input_path: A checkpoint in any format (see resolve_checkpoint_path).
       output_path: A prefix for "google" and "tf2", a folder for "hf".
       output_format: One of FORMATS.
+      head_types: The heads.Head classes to carry over (heads.HEAD_TYPES).
       bert_config_file: The config, when it is not beside the input.
 
     Returns:
@@ -513,24 +515,21 @@ def convert(input_path, output_path, output_format, bert_config_file=None):
     Raises:
       ValueError: for an unknown output format.
     """
-    from bert_tf.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
-    from bert_tf.modeling import BertModel
-
     savers = {"google": save_google_checkpoint, "hf": save_hf_folder,
               "tf2": save_tf2_checkpoint}
     if output_format not in savers:
         raise ValueError(f"unknown output format {output_format!r}; known: {', '.join(FORMATS)}")
     config = find_config(input_path, bert_config_file)
-    present = checkpoint_heads(input_path)
     encoder = BertModel(config)
-    heads = {}
-    if present[MLM]:
-        heads[MLM] = MaskedLMHead(config, encoder.get_embedding_table())
-    if present[NSP]:
-        heads[NSP] = NextSentenceHead(config)
-    if present[CLASSIFIER]:
-        heads[CLASSIFIER] = ClassifierHead(config, present[CLASSIFIER])
+    heads = detect_heads(input_path, encoder, head_types)
     report = load_weights(input_path, encoder, heads)
     savers[output_format](output_path, encoder, heads)
+    vocab = _beside(input_path, "vocab.txt")
+    if vocab:
+        folder = output_path if output_format == "hf" else os.path.dirname(
+            os.path.abspath(output_path))
+        target = os.path.join(folder, "vocab.txt")
+        if os.path.abspath(vocab) != os.path.abspath(target):
+            shutil.copyfile(vocab, target)
     logging.info("Wrote %s checkpoint %s", output_format, output_path)
     return report

@@ -1,24 +1,24 @@
 """GLUE examples -> classification TFRecords, as the original run_classifier.py wrote them.
 
 Each example becomes one tf.train.Example with input_ids, input_mask,
-segment_ids, label_ids and is_real_example (input_pipeline.py's
-classification contract, which input_pipeline.classification_dataset reads).
-Files are written to output_dir like the original's train.tf_record, so that
-a TPU reads them from GCS.
+segment_ids, label_ids and is_real_example (the classification contract of
+bert_tf.features, which input_pipeline.classification_dataset reads), encoded
+and framed by bert_tf.tfrecord. Files are written to output_dir like the
+original's train.tf_record, so that a TPU reads them from GCS.
 
 Eval and predict sets are padded with dummy examples (is_real_example = 0) to
 a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
 """
 
-import os
-import uuid
-
 import numpy as np
-import tensorflow as tf
 from absl import logging
 
-from bert_tf import glue, tokenization
+from bert_tf import features as feature_contracts
+from bert_tf import io_utils, tfrecord, tokenization
+
+# Records encoded and written at a time.
+_RECORDS_PER_WRITE = 4096
 
 
 class ClassifierDataError(ValueError):
@@ -70,15 +70,18 @@ def _padding_features(max_seq_length, is_regression):
             "label_ids": 0.0 if is_regression else 0, "is_real_example": 0}
 
 
-def _serialize(features):
-    """One tf.train.Example's bytes."""
-    def feature(values):
-        values = np.atleast_1d(values)
-        if values.dtype.kind == "f":
-            return tf.train.Feature(float_list=tf.train.FloatList(value=values))
-        return tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-    return tf.train.Example(features=tf.train.Features(
-        feature={name: feature(value) for name, value in features.items()})).SerializeToString()
+def _columns(records, specs):
+    """The records' values as one [N, length] array per feature, as tfrecord encodes them.
+
+    Args:
+      records: Feature dicts of convert_example or _padding_features.
+      specs: The features.FeatureSpec of each feature, in writing order.
+
+    Returns:
+      A list of (FeatureSpec, array) pairs.
+    """
+    return [(spec, np.array([r[spec.name] for r in records]).reshape(len(records), spec.length))
+            for spec in specs]
 
 
 def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
@@ -108,47 +111,14 @@ def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
     if pad_to_multiple_of:
         while len(records) % pad_to_multiple_of:
             records.append(_padding_features(max_seq_length, is_regression))
-    # A hidden name of its own: a crash never leaves a truncated file under a
-    # name that looks like a record file, and workers that write the same
-    # path at once (multi-worker training) never write into one temporary file.
-    directory, base = os.path.split(path)
-    tmp = os.path.join(directory, f".{base}.{uuid.uuid4().hex}.tmp")
-    try:
-        with tf.io.TFRecordWriter(tmp) as writer:
-            for record in records:
-                writer.write(_serialize(record))
-        tf.io.gfile.rename(tmp, path, overwrite=True)
-    except BaseException:
-        if tf.io.gfile.exists(tmp):
-            tf.io.gfile.remove(tmp)
-        raise
+    specs = feature_contracts.classification_features(max_seq_length, is_regression)
+    # Through a temporary file, so that a crash never leaves a truncated file
+    # under a record file's name; in chunks, so that the encoder's arrays stay
+    # small whatever the number of records.
+    with io_utils.atomic_write(path, "wb") as f:
+        for start in range(0, len(records), _RECORDS_PER_WRITE):
+            data, _ = tfrecord.encode_tfrecords(
+                _columns(records[start:start + _RECORDS_PER_WRITE], specs))
+            f.write(data)
     logging.info("Wrote %d records (%d real) to %s", len(records), len(examples), path)
     return len(records)
-
-
-def evaluation_metrics(task_name, predictions, labels, is_regression):
-    """eval_loss, eval_accuracy (classification) and the task's GLUE metrics.
-
-    Args:
-      task_name: The GLUE task.
-      predictions: [n, num_labels] probabilities, or [n] (or [n, 1])
-        regression scores.
-      labels: [n] class ids, or float scores for regression.
-      is_regression: Which of the two.
-
-    Returns:
-      A dict of floats. The loss is the mean cross-entropy (or squared
-      error) that training minimizes.
-    """
-    predictions = np.asarray(predictions, np.float64)
-    labels = np.asarray(labels)
-    if is_regression:
-        # [n, 1] scores (the head's logits) would broadcast against [n] labels.
-        predictions = predictions.reshape(labels.shape)
-        results = {"eval_loss": float(np.mean((predictions - labels) ** 2))}
-    else:
-        chosen = predictions[np.arange(len(labels)), labels]
-        results = {"eval_loss": float(-np.mean(np.log(np.maximum(chosen, 1e-12)))),
-                   "eval_accuracy": float(np.mean(predictions.argmax(-1) == labels))}
-    results.update(glue.compute_metrics(task_name, predictions, labels))
-    return results

@@ -1,8 +1,9 @@
 """Task heads on top of BertModel: masked LM, next sentence, classifier.
 
-Each head keeps the original's weight shapes, so checkpoints.py maps the
-original cls/predictions/*, cls/seq_relationship/* and output_weights /
-output_bias variables one to one. Heads return float32 logits under any
+Each head keeps the original's weight shapes and declares its own names in
+the three checkpoint formats (Head.weight_names), so checkpoints.py loads,
+saves and converts it without a table of its own: a new head is one new
+class here, and no edit anywhere else. Heads return float32 logits under any
 mixed-precision policy, because the losses need the full range. (Inside
 call() Keras hands out variables in the compute dtype, hence the explicit
 float32 casts of the biases.)
@@ -10,19 +11,86 @@ float32 casts of the biases.)
 
 import tensorflow as tf
 
+from bert_tf.checkpoint_names import WeightName, dense_names, layer_norm_names
 from bert_tf.dropout import Dropout
 from bert_tf.modeling import create_initializer, dense_layer, get_activation, layer_norm_layer
 
 keras = tf.keras
 
 
-class MaskedLMHead(keras.layers.Layer):
+class Head(keras.layers.Layer):
+    """A task head: a Keras layer that knows its checkpoint names.
+
+    Subclasses set `checkpoint_key` and implement weight_names() and
+    from_shapes(); checkpoints.py needs nothing else to load, save, convert
+    and detect them.
+
+    Attributes:
+      checkpoint_key: The head's key in bert_tf's own checkpoints (the
+        keyword under which training.Trainer hands it to tf.train.Checkpoint)
+        and in task.create_heads()'s dict.
+      hf_copies: {Hugging Face name: name of a weight of this head} of tensors
+        that Hugging Face saves twice (tied weights); written on save, and
+        skipped on load.
+    """
+
+    checkpoint_key = None
+    hf_copies = {}
+
+    @classmethod
+    def weight_names(cls):
+        """Every weight of the head, with its name in each format.
+
+        Returns:
+          A list of checkpoint_names.WeightName whose module is checkpoint_key.
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def from_shapes(cls, encoder, shapes):
+        """Builds the head whose weights have the given shapes (for conversion).
+
+        Args:
+          encoder: The BertModel the head sits on.
+          shapes: {WeightName.attr: shape} of every weight of this head, as a
+            checkpoint holds them.
+
+        Returns:
+          A new head of this class.
+        """
+        raise NotImplementedError
+
+
+class MaskedLMHead(Head):
     """Predicts the original token at each masked position (cls/predictions).
 
     The output projection is tied to the word-embedding table: logits are
     transform(h) @ word_embeddings^T + output_bias. Tying halves the head's
     parameters and is what the original pretrained.
     """
+
+    checkpoint_key = "mlm"
+    # Hugging Face's decoder is tied to the word embeddings, but its bias is
+    # saved a second time under the decoder's name.
+    hf_copies = {"cls.predictions.decoder.bias": "output_bias"}
+
+    @classmethod
+    def weight_names(cls):
+        """The original's cls/predictions/* and Hugging Face's cls.predictions.*."""
+        key = cls.checkpoint_key
+        return [
+            *dense_names(key, "transform", "cls/predictions/transform/dense",
+                         "cls.predictions.transform.dense"),
+            *layer_norm_names(key, "layer_norm", "cls/predictions/transform/LayerNorm",
+                              "cls.predictions.transform.LayerNorm"),
+            WeightName(key, "output_bias", "cls/predictions/output_bias",
+                       "cls.predictions.bias"),
+        ]
+
+    @classmethod
+    def from_shapes(cls, encoder, shapes):
+        """A head tied to encoder's embedding table (its shapes follow the config)."""
+        return cls(encoder.config, encoder.get_embedding_table())
 
     def __init__(self, config, embedding_table, **kwargs):
         """Creates the transform and the output bias.
@@ -70,12 +138,34 @@ class MaskedLMHead(keras.layers.Layer):
         return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
 
 
-class NextSentenceHead(keras.layers.Layer):
+class NextSentenceHead(Head):
     """Is sentence B the real next sentence? (cls/seq_relationship).
 
     Label 0 means B is the actual next sentence, 1 that it is random, as in
     the original's TFRecords.
     """
+
+    checkpoint_key = "nsp"
+
+    @classmethod
+    def weight_names(cls):
+        """The original's cls/seq_relationship/* and Hugging Face's cls.seq_relationship.*.
+
+        Our output_weights are [2, hidden] like the original's, which is also
+        Hugging Face's [out, in] layout: no transpose.
+        """
+        key = cls.checkpoint_key
+        return [
+            WeightName(key, "output_weights", "cls/seq_relationship/output_weights",
+                       "cls.seq_relationship.weight"),
+            WeightName(key, "output_bias", "cls/seq_relationship/output_bias",
+                       "cls.seq_relationship.bias"),
+        ]
+
+    @classmethod
+    def from_shapes(cls, encoder, shapes):
+        """A head for encoder's width (its shapes follow the config)."""
+        return cls(encoder.config)
 
     def __init__(self, config, **kwargs):
         """Creates output_weights [2, hidden] and output_bias [2].
@@ -99,13 +189,29 @@ class NextSentenceHead(keras.layers.Layer):
         return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
 
 
-class ClassifierHead(keras.layers.Layer):
-    """Dropout, then one dense layer on the pooled [CLS] output.
+class ClassifierHead(Head):
+    """Dropout, then one dense layer on the pooled [CLS] output (or on each token's).
 
     The weights keep the original run_classifier.py's names and shapes:
     output_weights [num_labels, hidden] and output_bias [num_labels]. A
-    regression task (STS-B) uses num_labels=1.
+    regression task (STS-B) uses num_labels=1. Hugging Face's
+    BertForSequenceClassification names them classifier.weight and
+    classifier.bias, in the same [out, in] layout.
     """
+
+    checkpoint_key = "classifier"
+
+    @classmethod
+    def weight_names(cls):
+        """The original's output_weights, output_bias; Hugging Face's classifier.*."""
+        key = cls.checkpoint_key
+        return [WeightName(key, "output_weights", "output_weights", "classifier.weight"),
+                WeightName(key, "output_bias", "output_bias", "classifier.bias")]
+
+    @classmethod
+    def from_shapes(cls, encoder, shapes):
+        """A head with as many labels as the stored output_bias has values."""
+        return cls(encoder.config, num_labels=shapes["output_bias"][0])
 
     def __init__(self, config, num_labels, **kwargs):
         """Creates the output layer.
@@ -126,8 +232,22 @@ class ClassifierHead(keras.layers.Layer):
             name="output_bias", shape=(num_labels,), initializer="zeros")
         self.built = True
 
-    def call(self, pooled_output, training=None):
-        """Args: pooled_output [batch, hidden]. Returns: float32 logits [batch, num_labels]."""
-        hidden = self.dropout(pooled_output, training=training)
+    def call(self, hidden, training=None):
+        """Classifies each hidden vector.
+
+        Args:
+          hidden: [batch, hidden], the pooled output; or [batch, seq, hidden],
+            the sequence output of a token tagging task.
+          training: Whether dropout is active.
+
+        Returns:
+          float32 logits [batch, num_labels] (or [batch, seq, num_labels]).
+        """
+        hidden = self.dropout(hidden, training=training)
         logits = tf.matmul(hidden, self.output_weights, transpose_b=True)
         return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
+
+
+# Every head bert_tf defines: what convert_checkpoint.py looks for in a
+# checkpoint. A new head class is added here, beside its definition.
+HEAD_TYPES = (MaskedLMHead, NextSentenceHead, ClassifierHead)

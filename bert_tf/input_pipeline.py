@@ -1,91 +1,13 @@
-"""TFRecord readers, and the feature contract between the data and the model code.
+"""TFRecord readers: tf.data pipelines for pretraining and the fine-tuning tasks.
 
-The pretraining contract is the original repository's: create_pretraining_data
-writes these features and run_pretraining reads them, so files from either
-implementation work with the other.
-
-TensorFlow is imported inside the functions that build tf.data pipelines
-rather than at module level: `bert_tf.pretraining_data` reads the contract
-from here, and the data generator must start in a fraction of a second and
-stay small in memory, which importing TensorFlow (seconds, half a gigabyte)
-would defeat.
+The records' features are the contracts of `bert_tf.features`, which the
+writers share; `parsing_spec` turns a contract into TensorFlow's parsing spec.
 """
 
-import dataclasses
+import tensorflow as tf
 
-INT64 = "int64"
-FLOAT32 = "float32"
-
-
-@dataclasses.dataclass(frozen=True)
-class FeatureSpec:
-    """One fixed-length feature of a tf.train.Example.
-
-    Attributes:
-      name: the feature's key in the Example.
-      length: how many values every record holds.
-      dtype: INT64 (an Int64List) or FLOAT32 (a FloatList).
-    """
-
-    name: str
-    length: int
-    dtype: str
-
-
-def pretraining_features(max_seq_length, max_predictions_per_seq):
-    """The features of a masked-LM and next-sentence pretraining record.
-
-    The order is the one in which the writer stores them; readers look
-    features up by name.
-
-    Args:
-      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
-      max_predictions_per_seq: masked positions stored per sequence.
-
-    Returns:
-      A tuple of FeatureSpec:
-        input_ids, input_mask, segment_ids: [max_seq_length] int64, zero-padded;
-        masked_lm_positions, masked_lm_ids: [max_predictions_per_seq] int64;
-        masked_lm_weights: [max_predictions_per_seq] float32, 1.0 for a real
-          prediction and 0.0 for padding;
-        next_sentence_labels: [1] int64, 0 when segment B is the actual next
-          text and 1 when it is a random span.
-    """
-    return (
-        FeatureSpec("input_ids", max_seq_length, INT64),
-        FeatureSpec("input_mask", max_seq_length, INT64),
-        FeatureSpec("segment_ids", max_seq_length, INT64),
-        FeatureSpec("masked_lm_positions", max_predictions_per_seq, INT64),
-        FeatureSpec("masked_lm_ids", max_predictions_per_seq, INT64),
-        FeatureSpec("masked_lm_weights", max_predictions_per_seq, FLOAT32),
-        FeatureSpec("next_sentence_labels", 1, INT64),
-    )
-
-
-def classification_features(max_seq_length, is_regression=False):
-    """The features of a sentence (pair) classification record.
-
-    These are the original run_classifier.py's, written by
-    classifier_data.write_tfrecord.
-
-    Args:
-      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
-      is_regression: whether label_ids holds a float score (STS-B).
-
-    Returns:
-      A tuple of FeatureSpec:
-        input_ids, input_mask, segment_ids: [max_seq_length] int64;
-        label_ids: [1] int64, or float32 for regression;
-        is_real_example: [1] int64, 0 for the padding examples that fill the
-          last eval or predict batch.
-    """
-    return (
-        FeatureSpec("input_ids", max_seq_length, INT64),
-        FeatureSpec("input_mask", max_seq_length, INT64),
-        FeatureSpec("segment_ids", max_seq_length, INT64),
-        FeatureSpec("label_ids", 1, FLOAT32 if is_regression else INT64),
-        FeatureSpec("is_real_example", 1, INT64),
-    )
+from bert_tf.dynamic_masking import mask_batches
+from bert_tf.features import classification_features, pretraining_features
 
 
 def parsing_spec(features):
@@ -97,8 +19,6 @@ def parsing_spec(features):
     Returns:
       A dict from feature name to tf.io.FixedLenFeature.
     """
-    import tensorflow as tf
-
     return {f.name: tf.io.FixedLenFeature([f.length], tf.as_dtype(f.dtype))
             for f in features}
 
@@ -116,8 +36,6 @@ def _expand_patterns(input_patterns):
     Raises:
       ValueError: if a pattern matches nothing.
     """
-    import tensorflow as tf
-
     if isinstance(input_patterns, str):
         input_patterns = input_patterns.split(",")
     files = set()
@@ -148,8 +66,6 @@ def _records(files, is_training, input_context, num_parallel_reads, seed):
     Returns:
       A tf.data.Dataset of scalar strings.
     """
-    import tensorflow as tf
-
     num_pipelines = input_context.num_input_pipelines if input_context else 1
     pipeline_id = input_context.input_pipeline_id if input_context else 0
     if len(files) < num_pipelines:
@@ -183,8 +99,8 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
     trailing records. int64 features are cast to int32, the type TPUs support.
 
     With `dynamic_masking`, each batch's stored masks are undone and new ones
-    drawn (see bert_tf/masking.py), anew on every pass over the files; the
-    features keep their shapes and dtypes. Any pretraining file works: the
+    drawn (see bert_tf/dynamic_masking.py), anew on every pass over the files;
+    the features keep their shapes and dtypes. Any pretraining file works: the
     stored masks tell the original tokens.
 
     Args:
@@ -202,15 +118,13 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
       num_parallel_reads: how many files training interleaves at once.
       shuffle_buffer_size: records in the training shuffle buffer.
       seed: an optional seed for the shuffles and for dynamic masking.
-      dynamic_masking: an optional `masking.DynamicMaskingConfig`: mask in the
-        pipeline rather than use the stored masks.
+      dynamic_masking: an optional `dynamic_masking.DynamicMaskingConfig`:
+        mask in the pipeline rather than use the stored masks.
 
     Returns:
       A tf.data.Dataset of dicts from feature name to a [batch_size, length]
       tensor: int32 for the int64 features, float32 for masked_lm_weights.
     """
-    import tensorflow as tf
-
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads, seed)
     if is_training:
@@ -218,25 +132,15 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
     dataset = _batch_and_parse(
         dataset, pretraining_features(max_seq_length, max_predictions_per_seq), batch_size)
     if dynamic_masking is not None:
-        # Imported here: it loads TensorFlow and tensorflow_text at import.
-        from bert_tf import masking
-
-        dataset = masking.mask_batches(
+        dataset = mask_batches(
             dataset, dynamic_masking, max_predictions_per_seq, seed,
             input_context.input_pipeline_id if input_context else 0)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 def classification_dataset(input_patterns, batch_size, max_seq_length, is_training,
-                           is_regression=False, input_context=None,
-                           shuffle_buffer_size=10000, seed=None, trim_to_multiple_of=None,
-                           length_group_batches=None):
-    """Reads classification TFRecords into batches for training or prediction.
-
-    Training repeats and shuffles; evaluation and prediction read the records
-    once, in order, so that predictions line up with the examples. Batches are
-    full (drop_remainder): classifier_data pads eval and predict files to a
-    multiple of the batch size with is_real_example = 0 records.
+                           is_regression=False, **kwargs):
+    """Reads classification TFRecords (classifier_data's) into batches.
 
     Args:
       input_patterns: comma-separated file patterns, or a list of patterns.
@@ -244,6 +148,35 @@ def classification_dataset(input_patterns, batch_size, max_seq_length, is_traini
       max_seq_length: the length the files were written with.
       is_training: whether to repeat and shuffle.
       is_regression: whether label_ids are float scores.
+      **kwargs: finetuning_dataset's other arguments.
+
+    Returns:
+      finetuning_dataset's dataset: input_ids, input_mask, segment_ids int32
+      [batch_size, max_seq_length] (or shorter when trimmed); label_ids
+      [batch_size, 1] (int32, or float32 for regression); is_real_example
+      int32 [batch_size, 1].
+    """
+    return finetuning_dataset(input_patterns, batch_size, is_training,
+                              classification_features(max_seq_length, is_regression),
+                              **kwargs)
+
+
+def finetuning_dataset(input_patterns, batch_size, is_training, features, input_context=None,
+                       shuffle_buffer_size=10000, seed=None, trim_to_multiple_of=None,
+                       length_group_batches=None):
+    """Reads a fine-tuning task's TFRecords into batches for training or prediction.
+
+    Training repeats and shuffles; evaluation and prediction read the records
+    once, in order, so that predictions line up with the examples. Batches are
+    full (drop_remainder): the task's writer pads eval and predict files to a
+    multiple of the batch size with is_real_example = 0 records.
+
+    Args:
+      input_patterns: comma-separated file patterns, or a list of patterns.
+      batch_size: records per batch of this pipeline.
+      is_training: whether to repeat and shuffle.
+      features: the task's FeatureSpecs (task.feature_specs()); those as long
+        as input_ids are its sequence features.
       input_context: an optional tf.distribute.InputContext.
       shuffle_buffer_size: records in the training shuffle buffer.
       seed: an optional seed for the shuffle.
@@ -254,24 +187,21 @@ def classification_dataset(input_patterns, batch_size, max_seq_length, is_traini
         them (see _group_by_length).
 
     Returns:
-      A tf.data.Dataset of dicts: input_ids, input_mask, segment_ids int32
-      [batch_size, max_seq_length] (or shorter when trimmed); label_ids
-      [batch_size, 1] (int32, or float32 for regression); is_real_example
-      int32 [batch_size, 1].
+      A tf.data.Dataset of dicts from feature name to a [batch_size, length]
+      tensor, int32 for the int64 features.
     """
-    import tensorflow as tf
-
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads=1, seed=seed)
     if is_training:
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
-    features = classification_features(max_seq_length, is_regression)
     if is_training and length_group_batches:
         dataset = _group_by_length(dataset, features, batch_size, length_group_batches, seed)
     else:
         dataset = _batch_and_parse(dataset, features, batch_size)
     if trim_to_multiple_of:
-        dataset = dataset.map(lambda batch: trim_padding(batch, trim_to_multiple_of),
+        seq_length = next(f.length for f in features if f.name == "input_ids")
+        names = tuple(f.name for f in features if f.length == seq_length)
+        dataset = dataset.map(lambda batch: trim_padding(batch, trim_to_multiple_of, names),
                               num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
@@ -297,8 +227,6 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
     Returns:
       A tf.data.Dataset of parsed batches of batch_size.
     """
-    import tensorflow as tf
-
     def sort_by_length(group):
         order = tf.argsort(tf.reduce_sum(group["input_mask"], axis=1), stable=True)
         return {name: tf.gather(t, order) for name, t in group.items()}
@@ -310,7 +238,8 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
             .shuffle(group_batches, seed=seed))
 
 
-def trim_padding(batch, multiple):
+def trim_padding(batch, multiple,
+                 sequence_features=("input_ids", "input_mask", "segment_ids")):
     """Cuts a batch's sequences to its longest example, rounded up to `multiple`.
 
     Fine-tuning sets are mostly short: on SST-2 the median example has 10
@@ -324,18 +253,18 @@ def trim_padding(batch, multiple):
     Args:
       batch: a dict with input_ids, input_mask, segment_ids [batch, seq].
       multiple: the length granularity, e.g. 16.
+      sequence_features: the names of the [batch, seq] features to cut
+        (a tagging task's labels too).
 
     Returns:
       The same dict, its sequence features cut to [batch, length], where
       length >= 1 covers every real token.
     """
-    import tensorflow as tf
-
     max_seq_length = tf.shape(batch["input_ids"])[1]
     longest = tf.maximum(tf.reduce_max(tf.reduce_sum(batch["input_mask"], axis=1)), 1)
     length = tf.minimum((longest + multiple - 1) // multiple * multiple, max_seq_length)
     trimmed = dict(batch)
-    for name in ("input_ids", "input_mask", "segment_ids"):
+    for name in sequence_features:
         trimmed[name] = batch[name][:, :length]
     return trimmed
 
@@ -355,8 +284,6 @@ def _batch_and_parse(records, features, batch_size):
     Returns:
       A tf.data.Dataset of dicts of tensors.
     """
-    import tensorflow as tf
-
     spec = parsing_spec(features)
 
     def parse(batch):

@@ -29,7 +29,7 @@ each step of the original has its own op:
 
 Unicode versions. Every character class (controls, whitespace, marks,
 punctuation, ideographs) comes from Python's `unicodedata` through
-`tokenization.char_class_ranges()`, so RE2's own Unicode tables play no part.
+`char_classes.char_class_ranges()`, so RE2's own Unicode tables play no part.
 ICU's do: TensorFlow's ICU lower-cases, tensorflow_text's ICU normalizes, and
 either may follow another Unicode version than Python's `unicodedata` (with
 Python 3.11 and TensorFlow 2.21: Unicode 14.0 for Python, 13.0 for
@@ -57,7 +57,7 @@ import unicodedata
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import tokenization
+from bert_tf import char_classes, tokenization
 
 # Matches valid UTF-8: code points up to U+10FFFF, surrogates excluded. RE2's
 # "." would also accept encoded surrogates, which Python's decoder rejects.
@@ -136,7 +136,7 @@ class BertTextTokenizer(tf.Module):
         )
         self._piece_ids = tf.constant([vocab[token] for token in pieces], tf.int32)
 
-        classes = tokenization.char_class_ranges()
+        classes = char_classes.char_class_ranges()
         own_word = _re2_class(classes["punctuation"] + classes["cjk"])
         # U+2028 and U+2029 survive cleaning but split words. Turning them
         # into spaces along with the other whitespace leaves only spaces to
@@ -189,6 +189,26 @@ class BertTextTokenizer(tf.Module):
         pieces = self._wordpiece.tokenize(words)
         ids = pieces.with_flat_values(tf.gather(self._piece_ids, pieces.flat_values))
         return ids.merge_dims(1, 2)
+
+    def split_words_with_offsets(self, text):
+        """Splits raw texts into words where basic tokenization splits them, with offsets.
+
+        Words end at whitespace, and each punctuation mark or CJK ideograph is
+        a word of its own, as in `basic_tokenize`; but the words are the raw
+        text's own substrings (not cleaned, cased or stripped of accents), so
+        that their offsets point into the input.
+
+        Args:
+          text: a `[batch]` tf.string tensor of UTF-8 texts.
+
+        Returns:
+          (words, starts, ends): `tf.RaggedTensor`s `[batch, (words)]` of the
+          words and of their byte offsets in the text (end exclusive).
+        """
+        whitespace = self._separator_pattern[:-1] + "\\x{20}]"
+        return tf_text.regex_split_with_offsets(
+            text, f"{whitespace}|{self._own_word_pattern[1:-1]}",
+            keep_delim_regex_pattern=self._own_word_pattern[1:-1])
 
     def basic_tokenize(self, text):
         """Splits texts into words and punctuation, as `BasicTokenizer` does.
@@ -368,7 +388,7 @@ def _icu_disagreements():
     """
     cleaned = set()
     for name in ("removed", "whitespace"):
-        for first, last in tokenization.char_class_ranges()[name]:
+        for first, last in char_classes.char_class_ranges()[name]:
             cleaned.update(range(first, last + 1))
     chars = [
         chr(code_point)

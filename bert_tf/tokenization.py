@@ -3,7 +3,9 @@
 This module keeps the public names, arguments and results of the original
 google-research/bert `tokenization.py`, so code written against it keeps
 working. `bert_tf.text_ops` runs the same algorithm inside the TensorFlow graph
-and gives the same ids.
+and gives the same ids. `VocabTables` adds what building and masking
+pretraining records need to know of a vocabulary: the special ids, the word
+pieces that a random replacement may draw and which pieces continue a word.
 
 The algorithm, step by step:
 
@@ -24,17 +26,20 @@ The algorithm, step by step:
 Steps 1 to 5 run as a few regular expressions over the whole text instead of a
 Python loop over its characters, which is several times faster. Each regular
 expression's character class is generated from Python's `unicodedata` by
-`char_class_ranges()`, so it holds exactly the characters that the step's
-definition names. `text_ops` builds its in-graph patterns from the same ranges.
+`char_classes.char_class_ranges()`, so it holds exactly the characters that
+the step's definition names. `text_ops` builds its in-graph patterns from the
+same ranges.
 """
 
 import collections
-import functools
 import itertools
 import os
 import re
-import sys
 import unicodedata
+
+import numpy as np
+
+from bert_tf import char_classes
 
 # Checkpoint directory names of Google's released BERT models, by casing.
 _LOWER_CASED_MODELS = (
@@ -49,22 +54,9 @@ _CASED_MODELS = (
     "multi_cased_L-12_H-768_A-12",
 )
 
-# The CJK Unified Ideographs blocks and their extensions and compatibility
-# blocks, as the original lists them. Hangul, Hiragana and Katakana are not in
-# them: those scripts separate words with spaces.
-CJK_RANGES = (
-    (0x4E00, 0x9FFF),
-    (0x3400, 0x4DBF),
-    (0x20000, 0x2A6DF),
-    (0x2A700, 0x2B73F),
-    (0x2B740, 0x2B81F),
-    (0x2B820, 0x2CEAF),
-    (0xF900, 0xFAFF),
-    (0x2F800, 0x2FA1F),
-)
 
-# Any code point outside the Basic Multilingual Plane.
-_ASTRAL_RE = re.compile("[\U00010000-\U0010ffff]")
+# The tokens that pretraining records are built with, in VocabTables' order.
+_PRETRAINING_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]")
 
 # The word piece cache holds this many words before it starts over; a corpus's
 # frequent words come back within a few thousand lines, so this keeps nearly
@@ -204,6 +196,70 @@ def _read_file(path):
         raise OSError(
             f"Cannot read vocab file {path}: {type(error).__name__} {error.message}"
         ) from error
+
+
+class VocabTables:
+    """The ids and per-id flags that building and masking pretraining records need.
+
+    Both masking implementations read their ids from here, the data builder's
+    (static) and the input pipeline's (dynamic), so that they agree.
+
+    Attributes:
+      cls_id, sep_id, mask_id: ids of [CLS], [SEP] and [MASK].
+      is_continuation: bool numpy array, one entry per id, True for "##"
+        pieces.
+      replacement_ids: int32 numpy array, sorted: the ids that a random
+        replacement may draw, every token except bracketed special ones such
+        as [PAD], [UNK] and [unused0].
+    """
+
+    def __init__(self, vocab):
+        """Builds the tables.
+
+        Args:
+          vocab: a mapping from token to id, as `load_vocab` returns.
+
+        Raises:
+          ValueError: if [CLS], [SEP] or [MASK] is missing, or no token is
+            left to draw replacements from.
+        """
+        missing = [t for t in _PRETRAINING_SPECIAL_TOKENS if t not in vocab]
+        if missing:
+            raise ValueError(f"the vocab lacks {', '.join(missing)}")
+        self.cls_id, self.sep_id, self.mask_id = (vocab[t] for t in _PRETRAINING_SPECIAL_TOKENS)
+        self.is_continuation = np.zeros(max(vocab.values()) + 1, dtype=bool)
+        replacements = []
+        for token, token_id in vocab.items():
+            self.is_continuation[token_id] = token.startswith("##")
+            if not (len(token) > 2 and token[0] == "[" and token[-1] == "]"):
+                replacements.append(token_id)
+        if not replacements:
+            raise ValueError("the vocab has no word piece to draw from")
+        self.replacement_ids = np.array(sorted(replacements), dtype=np.int32)
+
+    @classmethod
+    def from_file(cls, vocab_file):
+        """Reads a vocab file and builds its tables.
+
+        Every problem with the file is a ValueError, so that callers that
+        report bad settings to the user need to catch one type only.
+
+        Args:
+          vocab_file: path of the vocabulary, one token a line (see
+            `load_vocab`).
+
+        Returns:
+          A VocabTables.
+
+        Raises:
+          ValueError: "bad vocab file: ..." if the file cannot be read, is not
+            UTF-8 or is empty; or as the constructor raises.
+        """
+        try:
+            vocab = load_vocab(vocab_file)
+        except (OSError, ValueError) as e:
+            raise ValueError(f"bad vocab file: {e}") from e
+        return cls(vocab)
 
 
 def convert_by_vocab(vocab, items):
@@ -366,7 +422,7 @@ class BasicTokenizer:
     @staticmethod
     def _clean_text(text):
         """Deletes NUL, U+FFFD and control characters; turns whitespace into spaces."""
-        patterns = _patterns_for(text)
+        patterns = char_classes.patterns_for(text)
         text = patterns["removed"].sub("", text)
         return patterns["whitespace"].sub(" ", text)
 
@@ -377,7 +433,7 @@ class BasicTokenizer:
             # ASCII text is its own NFD and holds no marks.
             return text
         text = unicodedata.normalize("NFD", text)
-        return _patterns_for(text)["accent"].sub("", text)
+        return char_classes.patterns_for(text)["accent"].sub("", text)
 
     @staticmethod
     def _split_words(text):
@@ -388,7 +444,7 @@ class BasicTokenizer:
         create nor remove CJK ideographs (tests/test_tokenization.py checks
         this for every character).
         """
-        return _patterns_for(text)["word"].findall(text)
+        return char_classes.patterns_for(text)["word"].findall(text)
 
 
 class WordpieceTokenizer:
@@ -541,115 +597,3 @@ def _truncate_seq_pair(tokens_a, tokens_b, max_length):
             tokens_a.pop()
         else:
             tokens_b.pop()
-
-
-@functools.cache
-def char_class_ranges():
-    """Returns the character classes of basic tokenization as code point ranges.
-
-    The classes come from this Python's `unicodedata` and follow the
-    original's definitions. `text_ops` writes its in-graph patterns from them,
-    so both forms agree even where TensorFlow's Unicode tables differ from
-    Python's.
-
-    Returns:
-      A dict from class name to a tuple of inclusive (first, last) code point
-      ranges, sorted:
-        "removed": deleted by cleaning: NUL, U+FFFD and the control characters
-          (categories Cc and Cf) except tab, newline and carriage return.
-        "whitespace": turned into a space by cleaning: tab, newline, carriage
-          return and category Zs, but for the space itself, which needs no
-          replacing.
-        "accent": category Mn, deleted after NFD when lower casing.
-        "punctuation": ASCII 33-47, 58-64, 91-96, 123-126 and categories P*;
-          each is a word of its own.
-        "cjk": `CJK_RANGES`; each ideograph is a word of its own.
-        "split": what `str.split()` splits on.
-    """
-    by_category = collections.defaultdict(list)
-    split = []
-    for code_point in range(sys.maxunicode + 1):
-        char = chr(code_point)
-        by_category[unicodedata.category(char)].append(code_point)
-        if char.isspace():
-            split.append(code_point)
-    tab_newline_return = {0x09, 0x0A, 0x0D}
-    removed = set(by_category["Cc"] + by_category["Cf"]) - tab_newline_return | {0x00, 0xFFFD}
-    whitespace = set(by_category["Zs"]) - {0x20} | tab_newline_return
-    # All non-alphanumeric ASCII counts as punctuation, e.g. "$", "^" and "`",
-    # which Unicode classes as symbols.
-    ascii_punctuation = [*range(33, 48), *range(58, 65), *range(91, 97), *range(123, 127)]
-    punctuation = set(ascii_punctuation).union(
-        *(by_category[category] for category in ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"))
-    )
-    return {
-        "removed": _to_ranges(removed),
-        "whitespace": _to_ranges(whitespace),
-        "accent": _to_ranges(by_category["Mn"]),
-        "punctuation": _to_ranges(punctuation),
-        "cjk": CJK_RANGES,
-        "split": _to_ranges(split),
-    }
-
-
-def _to_ranges(code_points):
-    """Merges code points into sorted, inclusive (first, last) ranges."""
-    ranges = []
-    for code_point in sorted(code_points):
-        if ranges and ranges[-1][1] == code_point - 1:
-            ranges[-1] = (ranges[-1][0], code_point)
-        else:
-            ranges.append((code_point, code_point))
-    return tuple(ranges)
-
-
-def _patterns_for(text):
-    """Returns the `re` patterns of basic tokenization fitted to `text`.
-
-    `re` tests a character against the part of a class outside the Basic
-    Multilingual Plane range by range, which makes the full classes slow. Most
-    text is ASCII or stays in that plane, and classes cut to the text's range
-    of code points give the same matches on it, much faster.
-    """
-    if text.isascii():
-        return _python_patterns(0x7F)
-    if not _ASTRAL_RE.search(text):
-        return _python_patterns(0xFFFF)
-    return _python_patterns(sys.maxunicode)
-
-
-@functools.cache
-def _python_patterns(max_code_point):
-    """Compiles the `re` patterns of `BasicTokenizer` from `char_class_ranges()`.
-
-    Args:
-      max_code_point: the classes keep only the code points up to this one.
-
-    Returns:
-      A dict of compiled patterns: "removed", "whitespace", "word", and, above
-      ASCII (which has no accents), "accent".
-    """
-    classes = {}
-    for name, ranges in char_class_ranges().items():
-        classes[name] = _re_class(
-            (first, min(last, max_code_point)) for first, last in ranges if first <= max_code_point
-        )
-    own_word = classes["punctuation"] + classes["cjk"]
-    patterns = {
-        "removed": re.compile(f"[{classes['removed']}]+"),
-        "whitespace": re.compile(f"[{classes['whitespace']}]"),
-        # A word is one punctuation mark or ideograph, or a run of anything
-        # but those and whitespace.
-        "word": re.compile(f"[{own_word}]|[^{own_word}{classes['split']}]+"),
-    }
-    if classes["accent"]:
-        patterns["accent"] = re.compile(f"[{classes['accent']}]+")
-    return patterns
-
-
-def _re_class(ranges):
-    """Writes code point ranges as the body of an `re` character class."""
-    return "".join(
-        f"\\U{first:08x}" if first == last else f"\\U{first:08x}-\\U{last:08x}"
-        for first, last in ranges
-    )

@@ -5,9 +5,11 @@ checkpoint manager, all created under one tf.distribute strategy. It runs
 `iterations_per_loop` steps per tf.function call (one host round trip per
 loop, as TPUEstimator did), saves every `save_checkpoints_steps`, and on a
 new start resumes from the newest checkpoint in `output_dir` by itself, with
-the step and the optimizer state. The task (tasks.py) supplies the heads,
-the forward pass, the loss and the metrics; nothing here depends on which
-task runs.
+the step and the optimizer state. The task (tasks/base.py) supplies the
+heads, the forward pass, the loss, the metrics and the predictions; nothing
+here depends on which task runs. TrainingConfig holds the settings, and
+from_flags() reads them from the flags that define_training_flags() defines,
+so that every script builds its Trainer the same way.
 
 Under MultiWorkerMirroredStrategy every worker runs this same loop; only
 the chief writes to `output_dir`. The other workers save their checkpoints
@@ -19,6 +21,7 @@ whole step is XLA anyway); applying them stays outside XLA because the
 cross-replica all-reduce of MirroredStrategy cannot be compiled.
 """
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -28,7 +31,8 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, optimization
+from bert_tf import checkpoints, distribution, io_utils, optimization
+from bert_tf.checkpoint_names import ENCODER
 from bert_tf.modeling import BertModel
 
 keras = tf.keras
@@ -153,28 +157,62 @@ def set_precision_policy(mixed_precision, strategy):
     return policy
 
 
-def write_results(path, results):
-    """Writes "key = value" lines, as the original's eval_results.txt.
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+    """How a Trainer trains: one object instead of a dozen arguments.
 
-    The file is written under a temporary name and renamed, so that an
-    interrupted run never leaves a results file that looks complete.
-
-    Args:
-      path: The output file.
-      results: A dict of scalars.
+    Attributes:
+      output_dir: Checkpoints, summaries and results go here.
+      num_train_steps: Optimizer updates in all; the schedule decays to 0 there.
+      num_warmup_steps: Linear warmup length.
+      learning_rate: Peak learning rate.
+      optimizer: "adamw" or "lamb".
+      adam_bias_correction: Adam's bias correction (the original had none).
+      gradient_accumulation_steps: Micro-batches per optimizer update.
+      iterations_per_loop: Steps per tf.function call (host round trip).
+      save_checkpoints_steps: Checkpoint interval, in steps.
+      keep_checkpoint_max: How many checkpoints to keep.
+      jit_compile: Compile each replica's forward and backward pass with XLA.
     """
-    tmp = path + ".tmp"
-    with tf.io.gfile.GFile(tmp, "w") as f:
-        for key in sorted(results):
-            f.write(f"{key} = {results[key]}\n")
-    tf.io.gfile.rename(tmp, path, overwrite=True)
+
+    output_dir: str
+    num_train_steps: int
+    num_warmup_steps: int = 0
+    learning_rate: float = 5e-5
+    optimizer: str = "adamw"
+    adam_bias_correction: bool = True
+    gradient_accumulation_steps: int = 1
+    iterations_per_loop: int = 1000
+    save_checkpoints_steps: int = 1000
+    keep_checkpoint_max: int = 5
+    jit_compile: bool = True
+
+    @classmethod
+    def from_flags(cls, flag_values, num_train_steps, num_warmup_steps, **overrides):
+        """Reads the flags define_training_flags() defined.
+
+        Args:
+          flag_values: The parsed absl flags.
+          num_train_steps: Computed by the script (from epochs, or a flag).
+          num_warmup_steps: Likewise.
+          **overrides: Fields to set otherwise than the flags say.
+
+        Returns:
+          A TrainingConfig.
+        """
+        fields = {field.name: getattr(flag_values, field.name)
+                  for field in dataclasses.fields(cls)
+                  if field.name not in ("num_train_steps", "num_warmup_steps")}
+        fields.update(num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
+        fields.update(overrides)
+        return cls(**fields)
 
 
 class Trainer:
     """Trains, evaluates and predicts with one task under one strategy.
 
     Typical use:
-      trainer = Trainer(task, config, strategy, output_dir, ...)
+      trainer = Trainer(task, bert_config, strategy, TrainingConfig(output_dir, steps))
       trainer.restore(init_checkpoint)
       trainer.train(train_dataset_fn, num_train_steps)
       results = trainer.evaluate(eval_dataset_fn, max_steps)
@@ -182,59 +220,51 @@ class Trainer:
     Attributes:
       is_chief: Whether this process writes to output_dir (see
         distribution.is_chief); scripts write their own files only then.
+      load_report: The checkpoints.LoadReport of the init_checkpoint that
+        restore() loaded, or None when it resumed or started from scratch.
     """
 
-    def __init__(self, task, config, strategy, output_dir, learning_rate, num_train_steps,
-                 num_warmup_steps, optimizer_type="adamw", bias_correction=True,
-                 gradient_accumulation_steps=1, iterations_per_loop=1000,
-                 save_checkpoints_steps=1000, keep_checkpoint_max=5, jit_compile=True):
+    def __init__(self, task, bert_config, strategy, config):
         """Builds the model, heads, optimizer and checkpoint manager in the strategy scope.
 
         Args:
-          task: A tasks.PretrainingTask or tasks.ClassificationTask.
-          config: The encoder's BertConfig.
+          task: A tasks.Task.
+          bert_config: The encoder's BertConfig.
           strategy: From distribution.resolve_strategy().
-          output_dir: Checkpoints, summaries and results go here.
-          learning_rate: Peak learning rate.
-          num_train_steps: Optimizer updates in all; the schedule decays to 0 there.
-          num_warmup_steps: Linear warmup length.
-          optimizer_type: "adamw" or "lamb".
-          bias_correction: Adam's bias correction (the original had none).
-          gradient_accumulation_steps: Micro-batches per optimizer update.
-          iterations_per_loop: Steps per tf.function call (host round trip).
-          save_checkpoints_steps: Checkpoint interval, in steps.
-          keep_checkpoint_max: How many checkpoints to keep.
-          jit_compile: Compile each replica's forward and backward pass with XLA.
+          config: A TrainingConfig.
         """
         self.task = task
         self.strategy = strategy
-        self.output_dir = output_dir
+        self.config = config
+        self.output_dir = config.output_dir
         self.is_chief = distribution.is_chief(strategy)
-        self.iterations_per_loop = iterations_per_loop
-        self.save_checkpoints_steps = save_checkpoints_steps
-        self.accumulation_steps = gradient_accumulation_steps
-        self.jit_compile = jit_compile
+        self.load_report = None
+        self.iterations_per_loop = config.iterations_per_loop
+        self.save_checkpoints_steps = config.save_checkpoints_steps
+        self.accumulation_steps = config.gradient_accumulation_steps
         with strategy.scope():
-            self.encoder = BertModel(config)
+            self.encoder = BertModel(bert_config)
             self.heads = task.create_heads(self.encoder)
             self.optimizer = optimization.create_optimizer(
-                learning_rate, num_train_steps, num_warmup_steps,
-                optimizer_type=optimizer_type, bias_correction=bias_correction)
+                config.learning_rate, config.num_train_steps, config.num_warmup_steps,
+                optimizer_type=config.optimizer, bias_correction=config.adam_bias_correction)
             if keras.mixed_precision.global_policy().name == "mixed_float16":
                 self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
             # Slots must exist before the first distributed step.
             self.optimizer.build(self.trainable_variables)
             self.accumulator = None
-            if gradient_accumulation_steps > 1:
+            if config.gradient_accumulation_steps > 1:
                 self.accumulator = optimization.GradientAccumulator(
-                    self.trainable_variables, gradient_accumulation_steps)
+                    self.trainable_variables, config.gradient_accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
         self.eval_metrics = None
+        # The encoder and each head under its checkpoint key: the names
+        # checkpoints.py reads these files by (checkpoint_names.WeightName.tf2).
         self.checkpoint = tf.train.Checkpoint(
-            encoder=self.encoder, optimizer=self.optimizer, **self.heads)
+            **{ENCODER: self.encoder}, optimizer=self.optimizer, **self.heads)
         if self.is_chief:
             self.manager = tf.train.CheckpointManager(
-                self.checkpoint, output_dir, max_to_keep=keep_checkpoint_max)
+                self.checkpoint, config.output_dir, max_to_keep=config.keep_checkpoint_max)
         else:
             # Every worker must save, but two writers of one directory corrupt
             # each other's files: the others write to a throwaway directory,
@@ -244,7 +274,7 @@ class Trainer:
                 f"bert_tf_{distribution.task_name(strategy)}_{os.getpid()}")
             self.manager = tf.train.CheckpointManager(
                 self.checkpoint, self._scratch_dir, max_to_keep=1)
-        self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
+        self._compute_gradients = tf.function(self._gradients, jit_compile=config.jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
         # Batches may vary in length (run_classifier's --dynamic_padding):
         # reduce_retracing traces one function for all lengths, not one each.
@@ -285,7 +315,8 @@ class Trainer:
             logging.info("Resumed from %s at step %d", latest, self.global_step)
             return "resumed"
         if init_checkpoint:
-            checkpoints.load_weights(init_checkpoint, self.encoder, self.heads)
+            self.load_report = checkpoints.load_weights(
+                init_checkpoint, self.encoder, self.heads)
             return "initialized"
         logging.info("No checkpoint in %s and no init_checkpoint: random weights.",
                      self.output_dir)
@@ -410,7 +441,7 @@ class Trainer:
         results = {name: float(m.result()) for name, m in self.eval_metrics.items()}
         results["global_step"] = self.global_step
         if results_file and self.is_chief:
-            write_results(os.path.join(self.output_dir, results_file), results)
+            io_utils.write_results(os.path.join(self.output_dir, results_file), results)
         writer = self._summary_writer("eval")
         with writer.as_default(step=self.global_step):
             for name, value in results.items():
@@ -419,10 +450,10 @@ class Trainer:
         return results
 
     def _predict_step_fn(self, features):
-        """Returns per-replica predictions and is_real_example for one batch."""
+        """Returns the task's per-replica predictions for one batch."""
         def replica_fn(features):
             outputs = self.task.forward(self.encoder, self.heads, features, training=False)
-            return self.task.predictions(outputs), features["is_real_example"][:, 0]
+            return self.task.predictions(features, outputs)
         return self.strategy.run(replica_fn, args=(features,))
 
     def predict(self, dataset_fn):
@@ -432,13 +463,13 @@ class Trainer:
           dataset_fn: As for evaluate().
 
         Returns:
-          (predictions, is_real_example) as numpy arrays over all examples.
+          {name: np.ndarray} of task.predictions() over all examples, padding
+          examples included (finetune.predict drops them).
         """
         dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
-        predictions, real = [], []
+        collected = {}
         for features in dataset:
-            batch_predictions, batch_real = self._predict_step(features)
-            predictions += [t.numpy() for t in
-                            self.strategy.experimental_local_results(batch_predictions)]
-            real += [t.numpy() for t in self.strategy.experimental_local_results(batch_real)]
-        return np.concatenate(predictions), np.concatenate(real)
+            for name, value in self._predict_step(features).items():
+                collected.setdefault(name, []).extend(
+                    t.numpy() for t in self.strategy.experimental_local_results(value))
+        return {name: np.concatenate(parts) for name, parts in collected.items()}

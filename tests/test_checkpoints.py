@@ -10,9 +10,10 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import checkpoints
+from bert_tf.checkpoint_names import FORMATS, encoder_weight_names
 from bert_tf.checkpoints import CheckpointError
 from bert_tf.config import BertConfig
-from bert_tf.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
+from bert_tf.heads import HEAD_TYPES, ClassifierHead, MaskedLMHead, NextSentenceHead
 from bert_tf.modeling import BertModel
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -20,19 +21,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def _pretraining_model(config):
     encoder = BertModel(config)
-    return encoder, {checkpoints.MLM: MaskedLMHead(config, encoder.get_embedding_table()),
-                     checkpoints.NSP: NextSentenceHead(config)}
+    return encoder, {"mlm": MaskedLMHead(config, encoder.get_embedding_table()),
+                     "nsp": NextSentenceHead(config)}
 
 
 def _outputs(encoder, heads, inputs):
     out = encoder(inputs)
     positions = np.array([[1, 2]] * len(inputs["input_ids"]), np.int32)
     return (out["sequence_output"].numpy(),
-            heads[checkpoints.MLM](out["sequence_output"], positions).numpy(),
-            heads[checkpoints.NSP](out["pooled_output"]).numpy())
+            heads["mlm"](out["sequence_output"], positions).numpy(),
+            heads["nsp"](out["pooled_output"]).numpy())
 
 
-@pytest.mark.parametrize("fmt", checkpoints.FORMATS)
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_round_trip_with_heads(tmp_path, tiny_config, tiny_inputs, fmt):
     source = _pretraining_model(tiny_config)
     path = str(tmp_path / ("hf" if fmt == "hf" else "ckpt/model"))
@@ -57,7 +58,8 @@ def test_google_names_are_the_originals(tmp_path, tiny_config):
     assert shapes["bert/encoder/layer_0/attention/output/LayerNorm/gamma"] == [64]
     assert shapes["cls/predictions/output_bias"] == [99]
     assert shapes["cls/seq_relationship/output_weights"] == [2, 64]
-    assert len(shapes) == len(checkpoints.weight_names(2)) - 2  # no classifier
+    heads_names = len(MaskedLMHead.weight_names()) + len(NextSentenceHead.weight_names())
+    assert len(shapes) == len(encoder_weight_names(2)) + heads_names
 
 
 def test_hf_layout_transposes_linear_weights(tmp_path, tiny_config):
@@ -78,12 +80,67 @@ def test_pretrained_into_classifier_reports_new_head_and_unused_heads(tmp_path, 
         str(tmp_path / "bert_model.ckpt"), *_pretraining_model(tiny_config))
     encoder = BertModel(tiny_config)
     classifier = ClassifierHead(tiny_config, num_labels=2)
-    report = checkpoints.load_weights(str(tmp_path), encoder, {checkpoints.CLASSIFIER: classifier})
+    report = checkpoints.load_weights(str(tmp_path), encoder, {"classifier": classifier})
     assert report.initialized == ["output_weights", "output_bias"]
     assert "cls/predictions/output_bias" in report.skipped
     assert "Left at initial values (2): output_weights, output_bias" in report.summary()
-    assert checkpoints.checkpoint_heads(str(tmp_path)) == {"mlm": True, "nsp": True,
-                                                          "classifier": None}
+    found = checkpoints.detect_heads(str(tmp_path), BertModel(tiny_config), HEAD_TYPES)
+    assert sorted(found) == ["mlm", "nsp"]
+
+
+def test_detect_heads_sizes_the_classifier(tmp_path, tiny_config):
+    encoder = BertModel(tiny_config)
+    checkpoints.save_hf_folder(str(tmp_path), encoder,
+                               {"classifier": ClassifierHead(tiny_config, num_labels=3)})
+    found = checkpoints.detect_heads(str(tmp_path), encoder, HEAD_TYPES)
+    assert list(found) == ["classifier"] and found["classifier"].num_labels == 3
+
+
+def test_head_under_another_key_is_refused(tmp_path, tiny_config):
+    encoder = BertModel(tiny_config)
+    with pytest.raises(ValueError, match="must be filed under 'nsp'"):
+        checkpoints.save_tf2_checkpoint(str(tmp_path / "m"), encoder,
+                                        {"classifier": NextSentenceHead(tiny_config)})
+
+
+def test_partly_stored_head_is_an_error(tmp_path, tiny_config):
+    values = _google_values(tmp_path, tiny_config)
+    values["cls/predictions/output_bias"] = np.zeros([99], np.float32)
+    _save_raw(str(tmp_path / "model.ckpt"), values)
+    encoder = BertModel(tiny_config)
+    expected = "mlm head is incomplete: it lacks 'cls/predictions/transform/dense/kernel'"
+    with pytest.raises(CheckpointError, match=expected):
+        checkpoints.detect_heads(str(tmp_path / "model.ckpt"), encoder, HEAD_TYPES)
+    with pytest.raises(CheckpointError, match=expected):
+        checkpoints.load_weights(str(tmp_path / "model.ckpt"), encoder,
+                                 {"mlm": MaskedLMHead(tiny_config,
+                                                      encoder.get_embedding_table())})
+
+
+def test_a_released_google_folder_needs_no_state_file(tmp_path, tiny_config):
+    encoder = BertModel(tiny_config)
+    checkpoints.save_google_checkpoint(str(tmp_path / "bert_model.ckpt"), encoder)
+    os.remove(tmp_path / "checkpoint")  # Google's zip files have none
+    assert checkpoints.resolve_checkpoint_path(str(tmp_path)) == (
+        "google", str(tmp_path / "bert_model.ckpt"))
+    assert checkpoints.find_config(str(tmp_path)) == tiny_config
+
+
+def test_find_vocab_and_casing_beside_the_checkpoint(tmp_path, tiny_config):
+    prefix = checkpoints.save_google_checkpoint(str(tmp_path / "bert_model.ckpt"),
+                                                BertModel(tiny_config))
+    with pytest.raises(checkpoints.ConfigError, match="--vocab_file is required"):
+        checkpoints.find_vocab(prefix)
+    (tmp_path / "vocab.txt").write_text("[PAD]\n")
+    assert checkpoints.find_vocab(prefix) == str(tmp_path / "vocab.txt")
+    assert checkpoints.find_vocab(str(tmp_path)) == str(tmp_path / "vocab.txt")
+    assert checkpoints.find_vocab(prefix, "other.txt") == "other.txt"
+    assert checkpoints.find_do_lower_case(prefix, True) is True
+    (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": false}')
+    assert checkpoints.find_do_lower_case(str(tmp_path), True) is False
+    (tmp_path / "tokenizer_config.json").write_text("{not json")
+    with pytest.raises(checkpoints.ConfigError, match="cannot read .*tokenizer_config.json"):
+        checkpoints.find_do_lower_case(str(tmp_path), True)
 
 
 def _save_raw(prefix, values):
@@ -159,6 +216,7 @@ def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inpu
     encoder, heads = _pretraining_model(tiny_config)
     checkpoints.save_google_checkpoint(str(tmp_path / "google" / "bert_model.ckpt"),
                                        encoder, heads)
+    (tmp_path / "google" / "vocab.txt").write_text("[PAD]\n")
     script = os.path.join(ROOT, "convert_checkpoint.py")
     subprocess.run([sys.executable, script, f"--input={tmp_path / 'google' / 'bert_model.ckpt'}",
                     f"--output={tmp_path / 'hf'}", "--output_format=hf"],
@@ -168,6 +226,7 @@ def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inpu
          f"--output={tmp_path / 'back' / 'bert_model.ckpt'}", "--output_format=google"],
         check=True, capture_output=True, text=True)
     assert "Loaded" in result.stdout and "Wrote google checkpoint" in result.stdout
+    assert (tmp_path / "hf" / "vocab.txt").read_text() == "[PAD]\n"
     target = _pretraining_model(BertConfig.from_json_file(str(tmp_path / "back" /
                                                               "bert_config.json")))
     checkpoints.load_weights(str(tmp_path / "back"), *target)

@@ -1,13 +1,12 @@
-"""Tests for bert_tf.classifier_data: packing, TFRecords, padding and the eval metrics."""
+"""Tests for bert_tf.classifier_data: packing, TFRecords and padding."""
 
-import math
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import classifier_data, input_pipeline, tokenization
+from bert_tf import classifier_data, input_pipeline, tfrecord, tokenization
 from bert_tf.glue import InputExample
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -150,19 +149,21 @@ def test_grouped_batches_hold_neighbours_in_length(tmp_path, tokenizer):
 
 def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):
     path = str(tmp_path / "dev.tf_record")
-    serialize = classifier_data._serialize
+    encode = tfrecord.encode_tfrecords
     calls = []
 
-    def failing(features):
+    def failing(columns):
         calls.append(1)
         if len(calls) == 3:
             raise OSError("disk full")
-        return serialize(features)
+        return encode(columns)
 
-    monkeypatch.setattr(classifier_data, "_serialize", failing)
+    # Two records per write: the third write fails.
+    monkeypatch.setattr(classifier_data, "_RECORDS_PER_WRITE", 2)
+    monkeypatch.setattr(tfrecord, "encode_tfrecords", failing)
     with pytest.raises(OSError, match="disk full"):
         classifier_data.write_tfrecord(path, _examples(5), ["0", "1"], SEQ, tokenizer)
-    assert len(calls) == 3  # two records were in the file when it failed
+    assert len(calls) == 3  # four records were in the file when it failed
     # Neither the final file nor a temporary one is left.
     assert os.listdir(tmp_path) == []
 
@@ -176,60 +177,3 @@ def test_write_tfrecord_failure_keeps_an_earlier_file(tmp_path, tokenizer):
                                        SEQ, tokenizer)
     assert open(path, "rb").read() == before
     assert os.listdir(tmp_path) == ["train.tf_record"]
-
-
-# evaluation_metrics, against numbers worked out by hand. Four examples:
-# predicted classes 0, 1, 0, 1 for labels 0, 1, 1, 1.
-PROBABILITIES = [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]
-LABELS = [0, 1, 1, 1]
-# Cross-entropy of the true class; 3 of 4 right.
-LOSS = -(math.log(0.9) + math.log(0.8) + math.log(0.4) + math.log(0.7)) / 4
-ACCURACY = 0.75
-# TP = 2, FP = 0, FN = 1, TN = 1.
-F1 = 2 * 2 / (2 * 2 + 0 + 1)
-MCC = (2 * 1 - 0 * 1) / math.sqrt((2 + 0) * (2 + 1) * (1 + 0) * (1 + 1))
-
-
-@pytest.mark.parametrize("task,expected", [
-    ("mrpc", {"f1": F1, "accuracy": ACCURACY}),
-    ("qqp", {"f1": F1, "accuracy": ACCURACY}),
-    ("cola", {"mcc": MCC}),
-    ("sst-2", {"accuracy": ACCURACY}),
-    ("rte", {"accuracy": ACCURACY}),
-])
-def test_evaluation_metrics_classification(task, expected):
-    results = classifier_data.evaluation_metrics(task, PROBABILITIES, LABELS, False)
-    assert set(results) == {"eval_loss", "eval_accuracy", *expected}
-    assert results["eval_loss"] == pytest.approx(LOSS, abs=1e-12)
-    assert results["eval_accuracy"] == pytest.approx(ACCURACY)
-    for name, value in expected.items():
-        assert results[name] == pytest.approx(value, abs=1e-12), name
-    assert all(isinstance(v, float) for v in results.values())
-
-
-def test_evaluation_metrics_three_classes():
-    probabilities = [[0.1, 0.7, 0.2], [0.5, 0.25, 0.25], [0.2, 0.2, 0.6]]
-    results = classifier_data.evaluation_metrics("mnli", probabilities, [1, 2, 2], False)
-    assert results == pytest.approx({
-        "eval_loss": -(math.log(0.7) + math.log(0.25) + math.log(0.6)) / 3,
-        "eval_accuracy": 2 / 3, "accuracy": 2 / 3})
-
-
-@pytest.mark.parametrize("shape", [(4,), (4, 1)])
-def test_evaluation_metrics_regression(shape):
-    scores = np.array([1.0, 2.0, 3.0, 10.0]).reshape(shape)
-    labels = [1.0, 2.0, 3.0, 4.0]
-    results = classifier_data.evaluation_metrics("sts-b", scores, labels, True)
-    assert set(results) == {"eval_loss", "pearson", "spearman"}
-    # Mean squared error: only the last score is off, by 6.
-    assert results["eval_loss"] == pytest.approx(36 / 4)
-    # Centred: scores (-3, -2, -1, 6), labels (-1.5, -0.5, 0.5, 1.5).
-    assert results["pearson"] == pytest.approx(14 / math.sqrt(50 * 5))
-    # The ranks agree exactly.
-    assert results["spearman"] == pytest.approx(1.0)
-
-
-def test_evaluation_metrics_loss_stays_finite_for_a_zero_probability():
-    results = classifier_data.evaluation_metrics("sst-2", [[1.0, 0.0]], [1], False)
-    # Clipped at 1e-12 rather than infinite.
-    assert results["eval_loss"] == pytest.approx(-math.log(1e-12))

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.masking: dynamic masking in the pretraining input pipeline.
+"""Tests for bert_tf.dynamic_masking: dynamic masking in the pretraining input pipeline.
 
 pretraining_original.tfrecord holds 28 records that Google's original
 create_pretraining_data.py wrote with max_seq_length=32 and
@@ -13,18 +13,18 @@ import pytest
 import tensorflow as tf
 from dataset_helpers import read_all
 
-from bert_tf import input_pipeline, masking, pretraining_data
+from bert_tf import dynamic_masking, input_pipeline, pretraining_data
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
 SEQ, PREDICTIONS = 32, 5
-CONFIG = masking.DynamicMaskingConfig.from_vocab_file(VOCAB)
+CONFIG = dynamic_masking.DynamicMaskingConfig.from_vocab_file(VOCAB)
 CLS_ID, SEP_ID = CONFIG.unmaskable_ids
 
 
 def unmask_numpy(features):
-    """The input_ids with masked_lm_ids put back, computed independently of masking.unmask."""
+    """The input_ids with masked_lm_ids put back, computed independently of unmask()."""
     ids = features["input_ids"].copy()
     rows, slots = np.nonzero(features["masked_lm_weights"] > 0)
     ids[rows, features["masked_lm_positions"][rows, slots]] = (
@@ -127,14 +127,17 @@ def test_bad_configs_are_errors(tmp_path):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("[PAD]\n[CLS]\n[SEP]\nhello\n")
     with pytest.raises(ValueError, match=r"\[MASK\]"):
-        masking.DynamicMaskingConfig.from_vocab_file(str(vocab))
+        dynamic_masking.DynamicMaskingConfig.from_vocab_file(str(vocab))
+    # An unreadable file is a ValueError too, which run_pretraining reports as a bad flag.
+    with pytest.raises(ValueError, match="bad vocab file: .*Cannot read vocab file"):
+        dynamic_masking.DynamicMaskingConfig.from_vocab_file(str(tmp_path / "missing.txt"))
     with pytest.raises(ValueError, match="masked_lm_prob"):
-        masking.DynamicMaskingConfig.from_vocab_file(VOCAB, masked_lm_prob=0)
+        dynamic_masking.DynamicMaskingConfig.from_vocab_file(VOCAB, masked_lm_prob=0)
 
 
 def test_unmask_restores_the_original_tokens():
     stored = read_all(original_dataset(is_training=False))
-    tokens = masking.unmask({k: tf.constant(v) for k, v in stored.items()}).numpy()
+    tokens = dynamic_masking.unmask({k: tf.constant(v) for k, v in stored.items()}).numpy()
     np.testing.assert_array_equal(tokens, unmask_numpy(stored))
     # The original masked with [MASK] most of the time; none is left.
     assert (stored["input_ids"] == CONFIG.mask_id).any()
@@ -171,7 +174,7 @@ def test_masks_records_that_bert_tf_wrote(tmp_path):
 def test_mask_statistics_match_the_original():
     seq_length, max_predictions = 64, 8
     batch = synthetic_batch(3000, seq_length, max_predictions, seed=0)
-    features = {k: v.numpy() for k, v in masking.dynamic_masking(
+    features = {k: v.numpy() for k, v in dynamic_masking.dynamic_masking(
         batch, CONFIG, max_predictions, tf.constant([0, 1])).items()}
     tokens = batch["input_ids"].numpy()
     is_masked = check_masks(features, tokens, max_predictions)
@@ -225,8 +228,7 @@ def test_a_seed_makes_the_masks_reproducible(masked_original):
 
 def test_input_pipelines_that_share_a_seed_mask_differently():
     batch = tf.data.Dataset.from_tensors(synthetic_batch(4, SEQ, PREDICTIONS, seed=0))
-    positions = [
-        next(iter(masking.mask_batches(batch, CONFIG, PREDICTIONS, seed=1, pipeline_id=i)))
-        ["masked_lm_positions"].numpy()
-        for i in range(2)]
+    pipelines = [dynamic_masking.mask_batches(batch, CONFIG, PREDICTIONS, seed=1, pipeline_id=i)
+                 for i in range(2)]
+    positions = [next(iter(p))["masked_lm_positions"].numpy() for p in pipelines]
     assert not np.array_equal(*positions)

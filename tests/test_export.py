@@ -1,4 +1,7 @@
-"""Tests for bert_tf.export: the raw-text SavedModel gives the Python path's probabilities."""
+"""Tests for bert_tf.export: the raw-text SavedModel gives the Python path's probabilities.
+
+The module exported is the classification task's (tasks/classification.py).
+"""
 
 import os
 
@@ -11,6 +14,7 @@ from bert_tf import export, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.heads import ClassifierHead
 from bert_tf.modeling import BertModel
+from bert_tf.tasks import ClassificationTask
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
@@ -39,6 +43,12 @@ def _model(num_labels, seed):
     return encoder, head
 
 
+def _export(export_dir, encoder, head, is_regression=False, sentence_pairs=False):
+    """Exports the classification task's raw-text SavedModel."""
+    task = ClassificationTask(head.num_labels, is_regression, sentence_pairs=sentence_pairs)
+    return export.export_task(export_dir, task, encoder, {"classifier": head}, VOCAB, True, SEQ)
+
+
 def _python_path(encoder, head, texts_a, texts_b, is_regression):
     """FullTokenizer + pack_ids + encoder + head, as run_classifier trains and predicts."""
     tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
@@ -61,8 +71,7 @@ def exported(tmp_path_factory):
     """A 3-class pair model and its export."""
     encoder, head = _model(num_labels=3, seed=1)
     export_dir = str(tmp_path_factory.mktemp("export") / "model")
-    assert export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ,
-                                    sentence_pairs=True) == export_dir
+    assert _export(export_dir, encoder, head, sentence_pairs=True) == export_dir
     return encoder, head, export_dir
 
 
@@ -104,7 +113,7 @@ def test_signatures_give_the_python_paths_probabilities(exported):
 def test_single_sentence_regression_export(tmp_path):
     encoder, head = _model(num_labels=1, seed=2)
     export_dir = str(tmp_path / "stsb")
-    export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ, is_regression=True)
+    _export(export_dir, encoder, head, is_regression=True)
     model = tf.saved_model.load(export_dir)
     expected = _python_path(encoder, head, TEXTS_A, None, True)
     # serving_default is "single" here: it takes text_a only.
@@ -126,7 +135,7 @@ def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monke
     monkeypatch.setattr(tf.saved_model, "save", failing_save)
     export_dir = str(tmp_path / "model")
     with pytest.raises(OSError, match="disk full"):
-        export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ)
+        _export(export_dir, encoder, head)
     assert os.listdir(tmp_path) == []
 
     # An earlier export stays as it was.
@@ -134,6 +143,6 @@ def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monke
     with open(os.path.join(export_dir, "saved_model.pb"), "w") as f:
         f.write("earlier")
     with pytest.raises(OSError, match="disk full"):
-        export.export_classifier(export_dir, encoder, head, VOCAB, True, SEQ)
+        _export(export_dir, encoder, head)
     assert os.listdir(tmp_path) == ["model"]
     assert open(os.path.join(export_dir, "saved_model.pb")).read() == "earlier"

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.input_pipeline: the pretraining contract and reader.
+"""Tests for bert_tf.input_pipeline: the pretraining reader, and the contract it reads.
 
 pretraining_original.tfrecord holds 28 records that Google's original
 create_pretraining_data.py wrote, run by
@@ -17,6 +17,7 @@ import tensorflow as tf
 from dataset_helpers import read_all
 
 from bert_tf import input_pipeline, pretraining_data
+from bert_tf.features import pretraining_features
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
@@ -59,7 +60,7 @@ def our_files(tmp_path_factory):
 
 
 def test_the_contract_is_the_original_feature_set():
-    features = input_pipeline.pretraining_features(128, 20)
+    features = pretraining_features(128, 20)
     assert [(f.name, f.length, f.dtype) for f in features] == [
         ("input_ids", 128, "int64"),
         ("input_mask", 128, "int64"),

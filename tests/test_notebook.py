@@ -130,7 +130,7 @@ def test_notebook_runs_in_tiny_mode(tmp_path, monkeypatch):
     assert "Loaded " in text and "Left at initial values (2): output_weights, output_bias" in text
     # Training ran with a progress bar and the GLUE metrics were printed.
     assert "fine-tuning" in text
-    assert "\naccuracy = " in "\n" + text and "eval_accuracy = " in text
+    assert "\neval_accuracy = " in "\n" + text and "\neval_loss = " in "\n" + text
     assert os.path.exists(os.path.join(probe["model_dir"], "eval_results.txt"))
     # The loss / learning-rate, metric and confusion-matrix figures.
     images = [o for o in outputs if o.output_type == "display_data" and "image/png" in o.data]

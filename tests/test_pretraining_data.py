@@ -12,13 +12,17 @@ independently of the code under test.
 
 import os
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from bert_tf import pretraining_data, tokenization
-from bert_tf.pretraining_data import PretrainingDataConfig, PretrainingDataError
+from bert_tf.pretraining_data import PretrainingDataConfig, PretrainingDataError, workers
+from bert_tf.pretraining_data.corpus import CachedTokenizer
+from bert_tf.pretraining_data.instances import truncate_pair
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 CORPUS = os.path.join(FIXTURES, "pretraining_corpus.txt")
@@ -183,7 +187,7 @@ def test_records_hold_exactly_the_original_features(tmp_path):
 @pytest.mark.parametrize("batch_pairs", [2048, 7])
 def test_pairs_come_from_the_text_in_the_original_layout(tmp_path, monkeypatch, batch_pairs):
     # Small batches split each block's pairs, as a very long document's are.
-    monkeypatch.setattr(pretraining_data, "_MAX_BATCH_PAIRS", batch_pairs)
+    monkeypatch.setattr(workers, "MAX_BATCH_PAIRS", batch_pairs)
     corpus = SyntheticCorpus(tmp_path)
     config = corpus.config()
     (output,), _ = generate(tmp_path, corpus.path, config)
@@ -369,8 +373,7 @@ def test_cached_tokenization_matches_the_tokenizer():
         lines = [line.strip() for line in f if line.strip()]
     lines += ["The  café,\tNAÏVE keeper!", "gulls\u00a0circled\u2028above", "\x01\x02",
               "lighthouse\u3000水 keeper"]
-    tokens, sentence_lengths, _, _ = pretraining_data._CachedTokenizer(
-        tokenizer).tokenize_documents([lines])
+    tokens, sentence_lengths, _, _ = CachedTokenizer(tokenizer).tokenize_documents([lines])
     expected = [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
     assert tokens.tolist() == [i for ids in expected for i in ids]
     assert sentence_lengths.tolist() == [len(ids) for ids in expected if ids]
@@ -384,49 +387,13 @@ def test_truncation_matches_the_token_by_token_rule():
             # The original's rule: drop from the longer segment, B on a tie.
             while len(a) + len(b) > 20:
                 (a if len(a) > len(b) else b).pop()
-            a_start, a_kept, b_start, b_kept, truncated = pretraining_data._truncate_pair(
+            a_start, a_kept, b_start, b_kept, truncated = truncate_pair(
                 0, a_length, 100, 100 + b_length, 20, rng)
             assert (a_kept, b_kept, truncated) == (len(a), len(b), a_length + b_length > 20)
             assert 0 <= a_start <= a_length - a_kept and 100 <= b_start <= 100 + b_length - b_kept
-    fronts = [pretraining_data._truncate_pair(0, 60, 100, 110, 20, rng)[0] for _ in range(2000)]
+    fronts = [truncate_pair(0, 60, 100, 110, 20, rng)[0] for _ in range(2000)]
     # 50 tokens come off A, each from its front with probability 1/2.
     assert abs(np.mean(fronts) - 25) < 5 * (50 * 0.25 / 2000) ** 0.5
-
-
-def test_encoded_examples_parse_back_for_any_id_size():
-    specs = [pretraining_data.input_pipeline.FeatureSpec("ids", 6, "int64"),
-             pretraining_data.input_pipeline.FeatureSpec("weights", 3, "float32")]
-    ids = np.array([[0, 1, 127, 128, 16383, 16384], [65535, 65536, 2**21, 2**40, 5, 0]])
-    weights = np.array([[1.0, 0.5, 0.0], [0.0, -2.0, 3.25]], dtype=np.float32)
-    data, lengths = pretraining_data._frame_tfrecords(
-        pretraining_data._encode_examples([(specs[0], ids), (specs[1], weights)]))
-    framed = np.split(np.frombuffer(data, dtype=np.uint8), np.cumsum(lengths)[:-1])
-    for row, record in enumerate(framed):
-        feature = tf.train.Example.FromString(record[12:-4].tobytes()).features.feature
-        assert list(feature["ids"].int64_list.value) == ids[row].tolist()
-        assert list(feature["weights"].float_list.value) == weights[row].tolist()
-
-
-def test_framed_records_carry_crcs_that_tensorflow_checks(tmp_path):
-    spec = pretraining_data.input_pipeline.FeatureSpec("x", 2, "int64")
-    data, _ = pretraining_data._frame_tfrecords(
-        pretraining_data._encode_examples([(spec, np.array([[1, 2], [300, 4]]))]))
-    path = tmp_path / "x.tfrecord"
-    path.write_bytes(data)
-    assert len(list(tf.data.TFRecordDataset(str(path)))) == 2
-    corrupted = bytearray(data)
-    corrupted[20] ^= 1
-    path.write_bytes(bytes(corrupted))
-    with pytest.raises(tf.errors.DataLossError):
-        list(tf.data.TFRecordDataset(str(path)))
-
-
-def test_crc32c_of_the_standard_check_string():
-    masked = pretraining_data._masked_crc32c(
-        np.frombuffer(b"123456789", dtype=np.uint8), np.array([9]))
-    crc = 0xE3069283  # CRC-32C of "123456789".
-    expected = (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-    assert masked.tobytes() == expected.to_bytes(4, "little")
 
 
 @pytest.mark.parametrize("inputs, message", [
@@ -506,3 +473,10 @@ def test_a_failed_run_leaves_no_output(tmp_path):
         pretraining_data.create_pretraining_data(
             [CORPUS, str(bad)], [str(out / "a.tfrecord"), str(out / "b.tfrecord")], config)
     assert os.listdir(out) == []
+
+
+def test_the_builder_does_not_import_tensorflow():
+    # It must start in a fraction of a second and stay small, in each worker too.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = "import sys, bert_tf.pretraining_data; assert 'tensorflow' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], cwd=root, check=True)

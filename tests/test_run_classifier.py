@@ -120,11 +120,10 @@ def mrpc_run(google_checkpoint, tmp_path_factory):
 def test_mrpc_writes_the_originals_results(mrpc_run):
     result, data_dir, output_dir, _ = mrpc_run
     results = read_results(output_dir / "eval_results.txt")
-    assert set(results) == {"eval_accuracy", "eval_loss", "f1", "accuracy", "global_step"}
+    assert set(results) == {"eval_accuracy", "eval_loss", "f1", "global_step"}
     # 2 train examples at batch 2 for 1 epoch: one step, and a checkpoint of it.
     assert results["global_step"] == 1
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-1")
-    assert results["accuracy"] == results["eval_accuracy"]
     assert results["eval_loss"] > 0
     # The results are also printed, as the original does.
     assert f"eval_loss = {results['eval_loss']}" in result.stdout
@@ -266,8 +265,8 @@ def test_mnli_evaluates_and_predicts_both_matched_and_mismatched(
     results = read_results(output_dir / "eval_results.txt")
     assert set(results) == {"global_step"} | {
         f"{split}_{key}" for split in ("dev_matched", "dev_mismatched")
-        for key in ("eval_loss", "eval_accuracy", "accuracy")}
-    assert "dev_mismatched_accuracy = " in capsys.readouterr().out
+        for key in ("eval_loss", "eval_accuracy")}
+    assert "dev_mismatched_eval_accuracy = " in capsys.readouterr().out
     processor = glue.get_processor("mnli")
     for split, name in (("test_matched", "MNLI-m.tsv"), ("test_mismatched", "MNLI-mm.tsv")):
         examples = processor.get_test_examples(str(data_dir), split)
@@ -281,7 +280,7 @@ def test_mnli_evaluates_and_predicts_both_matched_and_mismatched(
 def test_a_failure_during_eval_leaves_no_results_file(
         run_main, google_checkpoint, tmp_path, monkeypatch):
     """MNLI's second dev split fails after the first is evaluated: no partial results."""
-    metrics = classifier_data.evaluation_metrics
+    metrics = glue.evaluation_metrics
     calls = []
 
     def failing_on_the_second_split(*args):
@@ -290,7 +289,7 @@ def test_a_failure_during_eval_leaves_no_results_file(
             raise RuntimeError("interrupted")
         return metrics(*args)
 
-    monkeypatch.setattr(classifier_data, "evaluation_metrics", failing_on_the_second_split)
+    monkeypatch.setattr(glue, "evaluation_metrics", failing_on_the_second_split)
     output_dir = tmp_path / "output"
     with pytest.raises(RuntimeError, match="interrupted"):
         run_main("--task_name=MNLI", "--do_eval",
@@ -390,7 +389,7 @@ def test_dynamic_padding_trains_and_predicts_as_full_padding(
     assert records == list(range(3, 31, 3))
     full, trimmed = (read_results(outputs[d] / "eval_results.txt") for d in (False, True))
     assert full["global_step"] == trimmed["global_step"] == 5
-    for key in ("eval_loss", "accuracy"):
+    for key in ("eval_loss", "eval_accuracy"):
         assert trimmed[key] == pytest.approx(full[key], rel=1e-4)
     # Float sums in another order: the probabilities agree to within 1e-4.
     np.testing.assert_allclose(
@@ -409,7 +408,7 @@ def test_group_by_length_trains_with_dynamic_padding_only(
     assert not output_dir.exists()
     run_main(*flag_args, "--dynamic_padding")
     results = read_results(output_dir / "eval_results.txt")
-    assert results["global_step"] == 5 and 0 <= results["accuracy"] <= 1
+    assert results["global_step"] == 5 and 0 <= results["eval_accuracy"] <= 1
     assert len(read_tsv(output_dir / "test_results.tsv")) == 5
 
 
@@ -438,7 +437,7 @@ def test_hugging_face_folder_as_init_checkpoint(run_main, encoder, tmp_path, mon
     assert len(report.loaded) == len(encoder.weights)
     assert report.initialized == ["output_weights", "output_bias"]
     results = read_results(output_dir / "eval_results.txt")
-    assert set(results) == {"eval_accuracy", "eval_loss", "accuracy", "global_step"}
+    assert set(results) == {"eval_accuracy", "eval_loss", "global_step"}
     assert results["global_step"] == 1
     # The config came from the folder's config.json, and is kept for later runs.
     written = BertConfig.from_json_file(str(output_dir / "bert_config.json"))
@@ -529,11 +528,10 @@ def test_bad_input_gets_a_clear_error(run_main, google_checkpoint, tmp_path, cas
 def test_an_unknown_label_in_records_names_the_example(run_main, google_checkpoint, tmp_path,
                                                         monkeypatch):
     """A label the task lacks that comes from elsewhere than a checked TSV file."""
-    def examples(processor, split):
+    def examples(processor, split, data_dir=None, tfds_name=None):
         return [glue.InputExample(f"{split}-0", "the king", "the man", "maybe")]
 
-    import run_classifier
-    monkeypatch.setattr(run_classifier, "_examples", examples)
+    monkeypatch.setattr(glue, "read_split", examples)
     with pytest.raises(classifier_data.ClassifierDataError,
                        match="example train-0: unknown label 'maybe'; known: 0, 1"):
         run_main("--task_name=MRPC", "--do_train",
@@ -559,7 +557,7 @@ def test_tfds_glue_mrpc_trains_evaluates_and_predicts(run_main, google_checkpoin
                  "--do_predict", *small_flags(google_checkpoint, "", output_dir)[1:])
     assert splits == ["test", "train", "validation", "test"]
     results = read_results(output_dir / "eval_results.txt")
-    assert set(results) == {"eval_accuracy", "eval_loss", "f1", "accuracy", "global_step"}
+    assert set(results) == {"eval_accuracy", "eval_loss", "f1", "global_step"}
     assert results["global_step"] == 2
     assert all(math.isfinite(v) for v in results.values())
     assert len(read_tsv(output_dir / "test_results.tsv")) == 4

@@ -8,9 +8,10 @@ and the Unicode facts on which the whole-text implementation relies.
 import sys
 import unicodedata
 
+import numpy as np
 import pytest
 
-from bert_tf import tokenization
+from bert_tf import char_classes, tokenization
 
 # The vocabulary of the original's tests.
 ORIGINAL_TEST_VOCAB = [
@@ -242,6 +243,46 @@ def test_remote_vocab_is_read_with_tf_io_gfile():
         tokenization.load_vocab("ram://tokenization_test/missing.txt")
 
 
+def test_vocab_tables_hold_the_special_ids_and_the_replacements(tmp_path):
+    tokens = ["[PAD]", "[unused0]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "##s", "[",
+              "[]", "x]", "##"]
+    vocab = tokenization.VocabTables.from_file(_write_vocab(tmp_path, tokens))
+
+    assert (vocab.cls_id, vocab.sep_id, vocab.mask_id) == (3, 4, 5)
+    assert vocab.is_continuation.tolist() == [t.startswith("##") for t in tokens]
+    # Bracketed tokens are special; "[", "[]" and "x]" are not bracketed words.
+    assert vocab.replacement_ids.tolist() == [6, 7, 8, 9, 10, 11]
+    assert vocab.replacement_ids.dtype == np.int32
+
+
+def test_vocab_tables_of_a_mapping_follow_its_ids():
+    vocab = tokenization.VocabTables({"[MASK]": 7, "[SEP]": 2, "[CLS]": 9, "b": 4, "##a": 0})
+
+    assert (vocab.cls_id, vocab.sep_id, vocab.mask_id) == (9, 2, 7)
+    assert len(vocab.is_continuation) == 10 and vocab.is_continuation.nonzero()[0].tolist() == [0]
+    assert vocab.replacement_ids.tolist() == [0, 4]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "bad vocab file: .*Cannot read vocab file .*missing.txt"),
+        (b"", "bad vocab file: .* is empty"),
+        (b"[CLS]\n\xff\xfe\n", "bad vocab file: .* is not UTF-8"),
+        (b"[PAD]\n[CLS]\n[SEP]\nthe\n", r"^the vocab lacks \[MASK\]$"),
+        (b"the\n", r"^the vocab lacks \[CLS\], \[SEP\], \[MASK\]$"),
+        (b"[CLS]\n[SEP]\n[MASK]\n[UNK]\n", "^the vocab has no word piece to draw from$"),
+    ],
+)
+def test_unusable_vocab_tables_are_value_errors(tmp_path, content, message):
+    path = tmp_path / "missing.txt"
+    if content is not None:
+        path.write_bytes(content)
+
+    with pytest.raises(ValueError, match=message):
+        tokenization.VocabTables.from_file(path)
+
+
 @pytest.mark.parametrize(
     ("checkpoint", "do_lower_case", "error"),
     [
@@ -331,7 +372,7 @@ def test_folding_never_creates_or_removes_whitespace_or_cjk():
     # BasicTokenizer folds the whole text, then splits words and ideographs;
     # the original splits on whitespace and pads ideographs first. The two
     # agree because folding keeps both classes apart.
-    cjk = tokenization.char_class_ranges()["cjk"]
+    cjk = char_classes.char_class_ranges()["cjk"]
 
     def is_cjk(char):
         return any(first <= ord(char) <= last for first, last in cjk)
@@ -357,7 +398,7 @@ def test_whitespace_is_neither_cased_nor_case_ignorable():
 
 
 def test_character_classes_follow_the_original_definitions():
-    classes = tokenization.char_class_ranges()
+    classes = char_classes.char_class_ranges()
 
     def members(name):
         return {chr(cp) for first, last in classes[name] for cp in range(first, last + 1)}

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import input_pipeline, training
+from bert_tf import finetune, input_pipeline, training
 from bert_tf.config import BertConfig
-from bert_tf.tasks import ClassificationTask, PretrainingTask
+from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
 SEQ, PREDICTIONS = 16, 4
 
@@ -55,9 +55,11 @@ def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_co
              learning_rate=1e-3, **kwargs):
     # XLA is off except where a test is about it: compiling costs seconds.
     return training.Trainer(
-        PretrainingTask(), config, strategy or tf.distribute.get_strategy(), str(output_dir),
-        learning_rate=learning_rate, num_train_steps=steps, num_warmup_steps=2,
-        gradient_accumulation_steps=accumulation, jit_compile=jit_compile, **kwargs)
+        PretrainingTask(), config, strategy or tf.distribute.get_strategy(),
+        training.TrainingConfig(
+            str(output_dir), num_train_steps=steps, num_warmup_steps=2,
+            learning_rate=learning_rate, gradient_accumulation_steps=accumulation,
+            jit_compile=jit_compile, **kwargs))
 
 
 def _copy_weights(source, target):
@@ -173,8 +175,10 @@ def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
         return fn
 
     trainers = {trim: training.Trainer(
-        ClassificationTask(3), config, two_cpu_strategy, str(tmp_path / str(trim)), 1e-3, 6, 1,
-        iterations_per_loop=1, jit_compile=True) for trim in (False, True)}
+        ClassificationTask(3), config, two_cpu_strategy,
+        training.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
+                                learning_rate=1e-3, iterations_per_loop=1, jit_compile=True))
+        for trim in (False, True)}
     _copy_weights(trainers[False].encoder, trainers[True].encoder)
     _copy_weights(trainers[False].heads["classifier"], trainers[True].heads["classifier"])
     losses = {trim: [h["loss"] for h in trainer.train(dataset_fn(trim), 6, 4)]
@@ -191,14 +195,58 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
                 "segment_ids": np.zeros((n, SEQ), np.int32),
                 "label_ids": rng.integers(0, 3, size=(n, 1)).astype(np.int32),
                 "is_real_example": np.array([[1]] * 10 + [[0]] * 2, np.int32)}
-    trainer = training.Trainer(ClassificationTask(3), config, tf.distribute.get_strategy(),
-                               str(tmp_path), 1e-3, 10, 1)
-    probabilities, real = trainer.predict(_dataset_fn(examples, 4, repeat=False))
+    trainer = training.Trainer(
+        ClassificationTask(3), config, tf.distribute.get_strategy(),
+        training.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
+    predict_fn = _dataset_fn(examples, 4, repeat=False)
+    collected = trainer.predict(predict_fn)
+    probabilities, real = collected["predictions"], collected["is_real_example"]
     assert probabilities.shape == (12, 3) and real.tolist() == [1] * 10 + [0] * 2
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
-    direct = trainer.task.predictions(trainer.task.forward(
+    direct = trainer.task.predictions(examples, trainer.task.forward(
         trainer.encoder, trainer.heads, examples, training=False))
-    np.testing.assert_allclose(probabilities, direct, atol=1e-5)
+    np.testing.assert_allclose(probabilities, direct["predictions"], atol=1e-5)
+    # finetune.predict drops the padding examples and keeps the order.
+    kept = finetune.predict(trainer, predict_fn)
+    assert list(kept) == ["predictions"]
+    np.testing.assert_allclose(kept["predictions"], probabilities[:10], atol=1e-6)
+
+
+def test_classifier_streaming_metrics_match_its_score(config, tmp_path):
+    rng = np.random.default_rng(4)
+    n = 8
+    examples = {"input_ids": rng.integers(5, 50, size=(n, SEQ)).astype(np.int32),
+                "input_mask": np.ones((n, SEQ), np.int32),
+                "segment_ids": np.zeros((n, SEQ), np.int32),
+                "label_ids": rng.integers(0, 2, size=(n, 1)).astype(np.int32),
+                "is_real_example": np.array([[1]] * 6 + [[0]] * 2, np.int32)}
+    trainer = training.Trainer(
+        ClassificationTask(2, glue_task="sst-2"), config, tf.distribute.get_strategy(),
+        training.TrainingConfig(str(tmp_path), num_train_steps=10))
+    predict_fn = _dataset_fn(examples, 4, repeat=False)
+    streamed = trainer.evaluate(predict_fn, results_file=None)
+    scored, _ = finetune.evaluate(trainer, predict_fn, examples["label_ids"][:6, 0])
+    assert streamed["eval_accuracy"] == pytest.approx(scored["eval_accuracy"], abs=1e-6)
+    assert streamed["eval_loss"] == pytest.approx(scored["eval_loss"], rel=1e-5)
+
+
+def test_pretraining_streaming_metrics_match_its_score(config, tmp_path):
+    examples = _pretraining_examples(8)
+    trainer = _trainer(config, tmp_path)
+    predict_fn = _dataset_fn(examples, 4, repeat=False)
+    streamed = trainer.evaluate(predict_fn, results_file=None)
+    scored = trainer.task.score(trainer.predict(predict_fn))
+    for name in ("masked_lm_accuracy", "next_sentence_accuracy"):
+        assert streamed[name] == pytest.approx(scored[name], abs=1e-6)
+
+
+def test_a_task_must_implement_the_whole_protocol():
+    class Partial(Task):
+        def create_heads(self, encoder):
+            return {}
+
+    with pytest.raises(TypeError, match="abstract"):
+        Partial()
 
 
 def test_precision_policy_choice():

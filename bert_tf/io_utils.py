@@ -1,0 +1,90 @@
+"""Output files that appear only when complete.
+
+Every result bert_tf writes (records, eval_results.txt, prediction files,
+SavedModels) goes through one of these two helpers, so that a run killed at
+any point leaves either the previous file or the new, complete one, never a
+truncated file under the final name. Paths may be local or on any filesystem
+tf.io.gfile knows (gs:// on Cloud TPUs).
+
+The data builder (bert_tf.pretraining_data) writes its shards with its own
+writer: it must not import TensorFlow, and it deals records to several files
+at once.
+"""
+
+import contextlib
+import os
+import uuid
+
+import tensorflow as tf
+
+
+def _temporary_name(path):
+    """A hidden name beside path, unique to this call.
+
+    Unique, so that workers writing the same path at once (multi-worker
+    training writes every split on every worker) never share a temporary file.
+    """
+    directory, base = os.path.split(path.rstrip("/"))
+    return os.path.join(directory, f".{base}.{uuid.uuid4().hex}.tmp")
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w"):
+    """Opens a temporary file beside `path`; renames it over `path` at the end.
+
+    If the body raises, the temporary file is removed and `path` is left as
+    it was.
+
+    Args:
+      path: The final file, local or any tf.io.gfile filesystem.
+      mode: "w" for text, "wb" for bytes.
+
+    Yields:
+      The writable file.
+    """
+    temporary = _temporary_name(path)
+    try:
+        with tf.io.gfile.GFile(temporary, mode) as f:
+            yield f
+        tf.io.gfile.rename(temporary, path, overwrite=True)
+    except BaseException:
+        if tf.io.gfile.exists(temporary):
+            tf.io.gfile.remove(temporary)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_directory(path):
+    """Yields a temporary folder beside `path`; it replaces `path` at the end.
+
+    For outputs that are a folder (a SavedModel). If the body raises, the
+    temporary folder is removed and an earlier `path` is left as it was.
+
+    Args:
+      path: The final folder.
+
+    Yields:
+      The temporary folder's path, to write into.
+    """
+    temporary = _temporary_name(path)
+    try:
+        yield temporary
+        if tf.io.gfile.exists(path):
+            tf.io.gfile.rmtree(path)
+        tf.io.gfile.rename(temporary, path)
+    except BaseException:
+        if tf.io.gfile.exists(temporary):
+            tf.io.gfile.rmtree(temporary)
+        raise
+
+
+def write_results(path, results):
+    """Writes "key = value" lines, sorted by key, as the original's eval_results.txt.
+
+    Args:
+      path: The output file.
+      results: A dict of scalars.
+    """
+    with atomic_write(path) as f:
+        for key in sorted(results):
+            f.write(f"{key} = {results[key]}\n")

@@ -1,0 +1,162 @@
+"""What every module of the data builder shares: its settings, counts and error.
+
+`PretrainingDataConfig` holds a run's settings, `PretrainingDataSummary` its
+counts and `PretrainingDataError` the errors it reports to the user; the keys
+of the random streams live here too, so that the modules that draw from
+random_seed cannot share a stream by mistake.
+"""
+
+import dataclasses
+
+# Keys that separate the random streams derived from random_seed: pairs and
+# masks (workers.py) and the shuffle of each window's records (builder.py).
+PAIRS_STREAM = 1
+SHUFFLE_STREAM = 2
+
+
+class PretrainingDataError(ValueError):
+    """Bad input, vocab or output location, with a message for the user."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataConfig:
+    """Settings of the data generation, with the original's defaults.
+
+    Attributes:
+      vocab_file: the WordPiece vocab, one token per line.
+      do_lower_case: whether to lower-case the text (uncased models).
+      max_seq_length: tokens per record, [CLS] and [SEP]s included.
+      max_predictions_per_seq: at most this many masked positions per record.
+      random_seed: seed of every random choice.
+      dupe_factor: passes over the input, each with different pairs and masks.
+      masked_lm_prob: share of the tokens to mask.
+      short_seq_prob: probability that a document's pairs target a random
+        length shorter than max_seq_length.
+      do_whole_word_mask: mask whole words rather than single word pieces.
+      wwm_decision_per_piece: under whole-word masking, choose
+        [MASK]/random/keep for each piece, as the original did, rather than
+        once per word.
+      window_mb: megabytes of text per window; see the package docstring.
+      errors: how to treat bytes that are not UTF-8: "strict" (an error that
+        names the file and line), "replace" (U+FFFD) or "ignore" (dropped,
+        as the original did).
+    """
+
+    vocab_file: str
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    max_predictions_per_seq: int = 20
+    random_seed: int = 12345
+    dupe_factor: int = 10
+    masked_lm_prob: float = 0.15
+    short_seq_prob: float = 0.1
+    do_whole_word_mask: bool = False
+    wwm_decision_per_piece: bool = False
+    window_mb: float = 4.0
+    errors: str = "strict"
+
+    def validate(self):
+        """Checks that the settings can work together.
+
+        Raises:
+          ValueError: naming the first setting that is out of range.
+        """
+        if self.max_seq_length < 5:
+            raise ValueError(
+                f"max_seq_length={self.max_seq_length} cannot hold a pair: "
+                "[CLS] A [SEP] B [SEP] needs at least 5 tokens")
+        if self.max_predictions_per_seq < 1:
+            raise ValueError("max_predictions_per_seq must be at least 1, got "
+                             f"{self.max_predictions_per_seq}")
+        if self.dupe_factor < 1:
+            raise ValueError(f"dupe_factor must be at least 1, got {self.dupe_factor}")
+        for name in ("masked_lm_prob", "short_seq_prob"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.window_mb <= 0:
+            raise ValueError(f"window_mb must be positive, got {self.window_mb}")
+        if self.errors not in ("strict", "replace", "ignore"):
+            raise ValueError(
+                f"errors must be strict, replace or ignore, got {self.errors!r}")
+
+
+@dataclasses.dataclass
+class PretrainingDataSummary:
+    """Counts of a run, and the statistics that follow from them.
+
+    Attributes:
+      documents: documents with at least one word piece.
+      documents_too_short: documents that could not form any pair: those
+        without a word piece, and one-sentence documents alone in a window.
+      input_tokens: word pieces in the documents.
+      instances: records written.
+      tokens: tokens in the records, [CLS] and [SEP] included.
+      masked_tokens: masked positions.
+      masked_to_mask: masked positions that became [MASK].
+      masked_to_random: masked positions that became a random word piece.
+      masked_kept: masked positions that kept their token.
+      random_next: records whose B is a random span.
+      truncated: records whose pair had to be truncated.
+      skipped_random_next: random-next pairs dropped because their window held
+        no other document.
+      elapsed_s: seconds the run took.
+    """
+
+    documents: int = 0
+    documents_too_short: int = 0
+    input_tokens: int = 0
+    instances: int = 0
+    tokens: int = 0
+    masked_tokens: int = 0
+    masked_to_mask: int = 0
+    masked_to_random: int = 0
+    masked_kept: int = 0
+    random_next: int = 0
+    truncated: int = 0
+    skipped_random_next: int = 0
+    elapsed_s: float = 0.0
+
+    def add(self, other):
+        """Adds another summary's counts to this one.
+
+        Args:
+          other: a PretrainingDataSummary.
+        """
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+
+    @property
+    def mask_rate(self):
+        """Masked positions per token."""
+        return self.masked_tokens / max(1, self.tokens)
+
+    @property
+    def random_next_share(self):
+        """Share of the records whose B is a random span."""
+        return self.random_next / max(1, self.instances)
+
+    @property
+    def truncated_share(self):
+        """Share of the records whose pair was truncated."""
+        return self.truncated / max(1, self.instances)
+
+    @property
+    def instances_per_second(self):
+        """Records written per second of the run."""
+        return self.instances / max(1e-9, self.elapsed_s)
+
+    def describe(self):
+        """Returns the summary as a few human-readable lines."""
+        masked = max(1, self.masked_tokens)
+        return "\n".join([
+            f"instances written: {self.instances} in {self.elapsed_s:.1f} s "
+            f"({self.instances_per_second:.0f} instances/s)",
+            f"documents: {self.documents} ({self.documents_too_short} too short "
+            f"to form a pair); word pieces read: {self.input_tokens}",
+            f"tokens written: {self.tokens}; mean mask rate: {self.mask_rate:.4f}",
+            f"masked as [MASK] / random / kept: {self.masked_to_mask / masked:.3f} / "
+            f"{self.masked_to_random / masked:.3f} / {self.masked_kept / masked:.3f}",
+            f"random-next share: {self.random_next_share:.4f}; "
+            f"truncated share: {self.truncated_share:.4f}; random-next pairs "
+            f"skipped for want of another document: {self.skipped_random_next}",
+        ])

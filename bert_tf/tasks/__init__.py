@@ -1,0 +1,11 @@
+"""Tasks: the heads, loss, metrics, predictions and scoring of each training family.
+
+base.py defines the Task protocol that training.Trainer, checkpoints.py,
+export.py and finetune.py rely on; each other module is one family.
+"""
+
+from bert_tf.tasks.base import Task
+from bert_tf.tasks.classification import ClassificationTask
+from bert_tf.tasks.pretraining import PretrainingTask
+
+__all__ = ["ClassificationTask", "PretrainingTask", "Task"]

@@ -1,0 +1,154 @@
+"""The Task protocol: everything that differs between one fine-tuning family and another.
+
+A task is what training.Trainer, checkpoints.py and export.py are given so
+that they need to know nothing task-specific. It declares:
+
+  feature_specs()   the records it reads (a features.py contract, TF-free);
+  create_heads()    its heads on the encoder, each naming its own checkpoint
+                    weights (heads.Head), keyed by their checkpoint_key;
+  forward()         the encoder and the heads on a batch, float32 outputs;
+  losses()          {"loss": the scalar training minimizes, ...};
+  create_metrics()  streaming Keras metrics, and update_metrics() to feed
+                    them a batch (Trainer.evaluate);
+  predictions()     per-example tensors to collect, in input order
+                    (Trainer.predict);
+  score()           the task's official metrics, from every example's
+                    predictions and the references of its data module;
+  serving_module()  a tf.Module with raw-text signatures, for export.py
+                    (optional: pretraining has none).
+
+Fine-tuning records that pad the last eval or predict batch to full size (a
+TPU needs every batch full) carry is_real_example; a task that reads such
+records returns it with its predictions, and finetune.predict drops the
+padding rows.
+
+Every loss is a mean over the examples of one replica's batch; the training
+loop divides by the number of replicas before gradients are summed, which
+averages them across replicas as the original's CrossShardOptimizer did.
+"""
+
+import abc
+
+
+def encoder_inputs(features):
+    """The three encoder inputs of a batch of features.
+
+    Args:
+      features: A batch dict with at least input_ids, input_mask, segment_ids.
+
+    Returns:
+      A dict of just those three, as BertModel takes them.
+    """
+    return {k: features[k] for k in ("input_ids", "input_mask", "segment_ids")}
+
+
+class Task(abc.ABC):
+    """The base class of every task; see the module docstring for the protocol."""
+
+    @abc.abstractmethod
+    def feature_specs(self):
+        """The records this task reads.
+
+        Returns:
+          A tuple of features.FeatureSpec.
+        """
+
+    @abc.abstractmethod
+    def create_heads(self, encoder):
+        """Builds the task's heads.
+
+        Args:
+          encoder: The BertModel they sit on.
+
+        Returns:
+          {head.checkpoint_key: heads.Head}.
+        """
+
+    @abc.abstractmethod
+    def forward(self, encoder, heads, features, training):
+        """Runs the encoder and the heads on one batch.
+
+        Args:
+          encoder: The BertModel.
+          heads: create_heads()'s dict.
+          features: A batch of the records.
+          training: Whether dropout is on.
+
+        Returns:
+          A dict of float32 tensors.
+        """
+
+    @abc.abstractmethod
+    def losses(self, features, outputs):
+        """The losses of one batch.
+
+        Args:
+          features: The batch.
+          outputs: forward()'s result.
+
+        Returns:
+          A dict with "loss" (what training minimizes) and any parts of it.
+        """
+
+    @abc.abstractmethod
+    def create_metrics(self):
+        """Streaming eval metrics (create them in the strategy's scope).
+
+        Returns:
+          {name: keras.metrics.Metric}.
+        """
+
+    @abc.abstractmethod
+    def update_metrics(self, metrics, features, outputs):
+        """Accumulates one batch into create_metrics()'s metrics.
+
+        Args:
+          metrics: create_metrics()'s dict.
+          features: The batch.
+          outputs: forward()'s result.
+        """
+
+    @abc.abstractmethod
+    def predictions(self, features, outputs):
+        """What to collect per example for score() and for output files.
+
+        Args:
+          features: The batch.
+          outputs: forward()'s result.
+
+        Returns:
+          {name: tensor [batch, ...]}; with "is_real_example" [batch] when the
+          records pad their last batch.
+        """
+
+    @abc.abstractmethod
+    def score(self, predictions, references):
+        """The task's official metrics.
+
+        Args:
+          predictions: {name: np.ndarray} over every real example, in input
+            order (finetune.predict's result).
+          references: What the task's data module gives to score against
+            (labels, examples, ...); see the subclass.
+
+        Returns:
+          {metric name: float}.
+        """
+
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+        """A tf.Module that serves the trained model on raw text.
+
+        Args:
+          encoder: The trained BertModel.
+          heads: Its heads.
+          vocab_file: The vocab it was trained with.
+          do_lower_case: As in training.
+          max_seq_length: As in training.
+
+        Returns:
+          (module, {signature name: tf.function}) for export.save_model.
+
+        Raises:
+          NotImplementedError: for a task without a raw-text export.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no raw-text export")

@@ -1,0 +1,171 @@
+"""Sentence (pair) classification or regression on the pooled [CLS] output (GLUE)."""
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf import features as feature_contracts
+from bert_tf import glue, text_ops
+from bert_tf.heads import ClassifierHead
+from bert_tf.tasks.base import Task, encoder_inputs
+
+keras = tf.keras
+
+_CLASSIFIER = ClassifierHead.checkpoint_key
+
+
+class ClassificationTask(Task):
+    """Sentence (pair) classification, or regression (STS-B).
+
+    Features: input_ids, input_mask, segment_ids [batch, seq]; label_ids
+    [batch, 1] (int32, or float32 for regression); is_real_example [batch, 1]
+    (0 for the padding examples that make the last eval batch full).
+    """
+
+    def __init__(self, num_labels, is_regression=False, glue_task=None, sentence_pairs=False,
+                 max_seq_length=128):
+        """Describes the task.
+
+        Args:
+          num_labels: Classes (ignored for regression, which has one output).
+          is_regression: Squared-error loss and a score instead of classes.
+          glue_task: The GLUE task name whose metrics score() reports (f1,
+            mcc, pearson, ...), or None for loss and accuracy only.
+          sentence_pairs: Whether the exported model's default signature
+            takes pairs.
+          max_seq_length: The records' sequence length.
+        """
+        self.num_labels = 1 if is_regression else num_labels
+        self.is_regression = is_regression
+        self.glue_task = glue_task
+        self.sentence_pairs = sentence_pairs
+        self.max_seq_length = max_seq_length
+
+    def feature_specs(self):
+        """run_classifier.py's records (the original's)."""
+        return feature_contracts.classification_features(self.max_seq_length,
+                                                         self.is_regression)
+
+    def create_heads(self, encoder):
+        """Returns {"classifier": ClassifierHead}."""
+        return {_CLASSIFIER: ClassifierHead(encoder.config, self.num_labels)}
+
+    def forward(self, encoder, heads, features, training):
+        """Returns {"logits": float32 [batch, num_labels]}."""
+        pooled = encoder(encoder_inputs(features), training=training)["pooled_output"]
+        return {"logits": heads[_CLASSIFIER](pooled, training=training)}
+
+    def _per_example_loss(self, features, outputs):
+        """Cross-entropy, or squared error for regression; [batch]."""
+        labels = features["label_ids"][:, 0]
+        if self.is_regression:
+            return tf.square(outputs["logits"][:, 0] - tf.cast(labels, tf.float32))
+        return keras.losses.sparse_categorical_crossentropy(
+            labels, outputs["logits"], from_logits=True)
+
+    def losses(self, features, outputs):
+        """Returns {"loss": mean over real examples}."""
+        weights = tf.cast(features["is_real_example"][:, 0], tf.float32)
+        per_example = self._per_example_loss(features, outputs)
+        return {"loss": tf.reduce_sum(per_example * weights)
+                / tf.maximum(tf.reduce_sum(weights), 1.0)}
+
+    def create_metrics(self):
+        """Streaming eval_loss, and eval_accuracy for classification."""
+        metrics = {"eval_loss": keras.metrics.Mean()}
+        if not self.is_regression:
+            metrics["eval_accuracy"] = keras.metrics.SparseCategoricalAccuracy()
+        return metrics
+
+    def update_metrics(self, metrics, features, outputs):
+        """Accumulates one batch; padding examples count for nothing."""
+        weights = tf.cast(features["is_real_example"][:, 0], tf.float32)
+        metrics["eval_loss"].update_state(self._per_example_loss(features, outputs),
+                                          sample_weight=weights)
+        if not self.is_regression:
+            metrics["eval_accuracy"].update_state(features["label_ids"][:, 0],
+                                                  outputs["logits"], sample_weight=weights)
+
+    def predictions(self, features, outputs):
+        """Returns predictions: probabilities [batch, num_labels], or for
+        regression the score [batch]; and is_real_example [batch]."""
+        if self.is_regression:
+            values = outputs["logits"][:, 0]
+        else:
+            values = tf.nn.softmax(outputs["logits"], axis=-1)
+        return {"predictions": values, "is_real_example": features["is_real_example"][:, 0]}
+
+    def score(self, predictions, references):
+        """eval_loss, eval_accuracy and the GLUE task's metrics.
+
+        Args:
+          predictions: {"predictions": ...} over the real examples, in order.
+          references: Their label ids, or scores for regression.
+
+        Returns:
+          glue.evaluation_metrics' dict.
+        """
+        return glue.evaluation_metrics(self.glue_task, predictions["predictions"],
+                                       np.asarray(references), self.is_regression)
+
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+        """A ClassifierServingModule with "single", "pair" and "serving_default"."""
+        module = ClassifierServingModule(encoder, heads[_CLASSIFIER], vocab_file, do_lower_case,
+                                         max_seq_length, self.is_regression)
+        signatures = {"single": module.single, "pair": module.pair,
+                      "serving_default": module.pair if self.sentence_pairs else module.single}
+        return module, signatures
+
+
+class ClassifierServingModule(tf.Module):
+    """Classifies raw text: tokenizes in the graph, runs the encoder and the head.
+
+    The tokenizer (text_ops.BertTextTokenizer) gives the same ids as the
+    Python FullTokenizer, so served and fine-tuned inputs agree.
+
+    Signatures:
+      single: text_a [batch] string -> probabilities [batch, num_labels],
+        predictions [batch] (int64 class ids; for regression: the score).
+      pair: text_a, text_b [batch] strings -> the same.
+    """
+
+    def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
+                 is_regression=False):
+        """Wraps a trained encoder and head.
+
+        Args:
+          encoder: A BertModel.
+          classifier_head: Its heads.ClassifierHead.
+          vocab_file: The vocab the model was trained with.
+          do_lower_case: As in training.
+          max_seq_length: As in training.
+          is_regression: Whether the head outputs a score (STS-B).
+        """
+        super().__init__(name="bert_classifier")
+        self.encoder = encoder
+        self.classifier_head = classifier_head
+        self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
+        self.packer = text_ops.BertPacker(
+            max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
+        self.is_regression = is_regression
+
+    def _classify(self, segments):
+        """Tokenized segments -> the output dict."""
+        features = self.packer(*segments)
+        pooled = self.encoder(features, training=False)["pooled_output"]
+        logits = self.classifier_head(pooled, training=False)
+        if self.is_regression:
+            return {"probabilities": logits, "predictions": logits[:, 0]}
+        probabilities = tf.nn.softmax(logits, axis=-1)
+        return {"probabilities": probabilities,
+                "predictions": tf.argmax(probabilities, axis=-1)}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a")])
+    def single(self, text_a):
+        """Classifies single sentences."""
+        return self._classify([self.tokenizer.tokenize(text_a)])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a"),
+                                  tf.TensorSpec([None], tf.string, name="text_b")])
+    def pair(self, text_a, text_b):
+        """Classifies sentence pairs."""
+        return self._classify([self.tokenizer.tokenize(text_a), self.tokenizer.tokenize(text_b)])
