@@ -28,6 +28,8 @@ setup(
     ],
     extras_require={
         # nbclient, nbformat, ipykernel and matplotlib execute and check the notebook.
-        "test": ["pytest", "ruff", "nbclient", "nbformat", "ipykernel", "matplotlib"],
+        # seqeval is the reference for the entity-F1 test (tests/test_conll_metrics.py).
+        "test": ["pytest", "ruff", "nbclient", "nbformat", "ipykernel", "matplotlib",
+                 "seqeval"],
     },
 )

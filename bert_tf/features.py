@@ -91,3 +91,38 @@ def classification_features(max_seq_length, is_regression=False):
         FeatureSpec("is_real_example", 1, INT64),
     )
 
+
+def tagging_features(max_seq_length):
+    """The features of a token tagging record: one window of one sentence (run_ner.py).
+
+    A sentence longer than a window is split into overlapping windows; each
+    word is scored in exactly one of them, at its first word piece.
+
+    Args:
+      max_seq_length: tokens per window, [CLS] and [SEP] included.
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [max_seq_length] int64;
+        label_ids: [max_seq_length] int64, the word's tag id at each scored
+          position, 0 elsewhere;
+        label_weights: [max_seq_length] float32, 1.0 at the scored positions
+          (the first piece of each word this window scores), 0.0 elsewhere
+          (later pieces, [CLS], [SEP], padding, words scored in another
+          window);
+        word_ids: [max_seq_length] int64, the index in its sentence of the
+          word scored at each scored position, 0 elsewhere;
+        sentence_index: [1] int64, the sentence's index in its file;
+        is_real_example: [1] int64, 0 for the padding records that fill the
+          last eval or predict batch.
+    """
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+        FeatureSpec("label_ids", max_seq_length, INT64),
+        FeatureSpec("label_weights", max_seq_length, FLOAT32),
+        FeatureSpec("word_ids", max_seq_length, INT64),
+        FeatureSpec("sentence_index", 1, INT64),
+        FeatureSpec("is_real_example", 1, INT64),
+    )

@@ -7,5 +7,6 @@ export.py and finetune.py rely on; each other module is one family.
 from bert_tf.tasks.base import Task
 from bert_tf.tasks.classification import ClassificationTask
 from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.tasks.tagging import TaggingTask
 
-__all__ = ["ClassificationTask", "PretrainingTask", "Task"]
+__all__ = ["ClassificationTask", "PretrainingTask", "TaggingTask", "Task"]

@@ -1,0 +1,30 @@
+"""CoNLL-2003 token tagging (NER) data: reading, scoring and writing predictions.
+
+`read_conll` turns a CoNLL token file ("word TAG", "word TAG 0" or
+"word POS chunk TAG"; blank lines between sentences, "-DOCSTART-" lines
+between documents) into `Sentence`s that remember each word's line, and
+checks it: a bad line is a `ConllDataError` that gives `path:line`.
+`label_list` orders the tags for a model's label ids. `entity_scores` scores
+predicted tags with conlleval's entity-level precision, recall and F1, and
+`write_conll` writes the input file back with a predicted tag column.
+
+The modules, each importing only those above it:
+  reading.py: files -> Sentence (ConllDataError), label_list;
+  metrics.py: entity_spans and entity_scores, conlleval's rules;
+  writing.py: write_conll, through bert_tf.io_utils.atomic_write.
+"""
+
+from bert_tf.conll.metrics import entity_scores, entity_spans
+from bert_tf.conll.reading import ConllDataError, Sentence, label_list, read_conll
+from bert_tf.conll.writing import write_conll
+
+__all__ = [
+    "ConllDataError",
+    "Sentence",
+    "entity_scores",
+    "entity_spans",
+    "label_list",
+    "read_conll",
+    "write_conll",
+]
+

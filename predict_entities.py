@@ -1,0 +1,36 @@
+"""Finds the entities in raw sentences with a SavedModel that run_ner.py --export_dir wrote.
+
+  python predict_entities.py --export_dir=/tmp/ner_model "Angela Merkel visited Paris."
+
+Prints one line per entity: the sentence's number, the entity's type, its
+character offsets in the sentence (end exclusive), its score and its text,
+tab-separated, with the text escaped so that a tab or newline in it cannot
+break the line.
+"""
+
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
+from absl import app, flags
+
+flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
+flags.mark_flag_as_required("export_dir")
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    sentences = argv[1:]
+    if not sentences:
+        raise app.UsageError("give the sentences to tag as arguments")
+    model = tf.saved_model.load(FLAGS.export_dir)
+    outputs = {name: value.numpy() for name, value in
+               model.signatures["serving_default"](text=tf.constant(sentences)).items()}
+    for i in range(len(sentences)):
+        for j in range(outputs["num_entities"][i]):
+            text = outputs["entity_text"][i, j].decode("utf-8")
+            print(f"{i}\t{outputs['entity_type'][i, j].decode('utf-8')}\t"
+                  f"{outputs['entity_start'][i, j]}\t{outputs['entity_end'][i, j]}\t"
+                  f"{outputs['entity_score'][i, j]:.3f}\t{text.encode('unicode_escape').decode()}")
+
+
+if __name__ == "__main__":
+    app.run(main)

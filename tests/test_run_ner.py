@@ -1,0 +1,171 @@
+"""Tests for run_ner.py and predict_entities.py, run as a user runs them (subprocesses).
+
+A tiny BERT (2 layers, hidden 32) over tests/fixtures/pretraining_vocab.txt
+learns a made-up tagging set in which each word has one tag, so that a short
+training run predicts entities and the outputs can be compared.
+"""
+
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
+
+from bert_tf import checkpoints, conll, tokenization
+from bert_tf.config import BertConfig
+from bert_tf.modeling import BertModel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
+# Each word's tag; "his first" is a two-word location. "was" and "in" are
+# in no training sentence.
+TAGS = {"he": "B-PER", "she": "B-PER", "him": "I-PER", "his": "B-LOC", "first": "I-LOC",
+        "the": "O", "of": "O", "and": "O", "was": "O", "in": "O"}
+
+
+def _sentence(rng):
+    words = []
+    for _ in range(rng.randint(2, 9)):
+        words += ["his", "first"] if rng.random() < 0.2 else [rng.choice(list(TAGS)[:-2] +
+                                                                          ["the", "of"])]
+    return words
+
+
+def _tags(words):
+    return [TAGS[w] for w in words]
+
+
+def _write(path, sentences, layout):
+    """Writes sentences in the "word TAG 0" layout, or as words only ("words")."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("-DOCSTART- -X- -X- O\n\n" if layout == "4" else "")
+        for words in sentences:
+            for word, tag in zip(words, _tags(words), strict=True):
+                f.write({"3": f"{word} {tag} 0\n", "4": f"{word} NN I-NP {tag}\n",
+                         "words": f"{word}\n"}[layout])
+            f.write("\n")
+
+
+def run_script(script, *args):
+    return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    tf.keras.utils.set_random_seed(0)
+    config = BertConfig(vocab_size=len(tokenization.load_vocab(VOCAB)), hidden_size=32,
+                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=64)
+    model = BertModel(config)
+    model({"input_ids": np.ones((1, 4), np.int32)})
+    folder = tmp_path_factory.mktemp("google")
+    return checkpoints.save_google_checkpoint(str(folder / "bert_model.ckpt"), model)
+
+
+@pytest.fixture(scope="module")
+def ner_run(checkpoint, tmp_path_factory):
+    """Train, eval, predict and export on a made-up set; one long sentence is windowed."""
+    tmp = tmp_path_factory.mktemp("ner")
+    rng = random.Random(0)
+    data_dir = tmp / "data"
+    data_dir.mkdir()
+    _write(data_dir / "train.txt", [_sentence(rng) for _ in range(200)], "3")
+    valid = [_sentence(rng) for _ in range(20)] + [["he", "was", "in", "his", "first"] * 5]
+    _write(data_dir / "dev.txt", valid, "4")
+    test = [_sentence(rng) for _ in range(7)] + [["she", "and", "him"] * 9]
+    _write(data_dir / "test.txt", test, "words")
+    output_dir, export_dir = tmp / "output", tmp / "export"
+    result = run_script(
+        "run_ner.py", f"--data_dir={data_dir}", f"--init_checkpoint={checkpoint}",
+        f"--vocab_file={VOCAB}", f"--output_dir={output_dir}", f"--export_dir={export_dir}",
+        "--do_train", "--do_eval", "--do_predict", "--max_seq_length=16",
+        "--window_stride=5", "--train_batch_size=16", "--eval_batch_size=4",
+        "--predict_batch_size=3", "--num_train_epochs=6", "--learning_rate=5e-3",
+        "--jit_compile=false", "--seed=1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {"data_dir": data_dir, "output": output_dir, "export": export_dir, "test": test,
+            "valid": valid, "stdout": result.stdout}
+
+
+def test_eval_results_hold_entity_scores_per_type(ner_run):
+    results = dict(line.split(" = ") for line in
+                   (ner_run["output"] / "eval_results.txt").read_text().splitlines())
+    for key in ("eval_precision", "eval_recall", "eval_f1", "eval_PER_f1", "eval_LOC_f1",
+                "eval_token_accuracy", "eval_loss", "global_step"):
+        assert key in results
+    # The set is learnable word by word: a short run gets most entities.
+    assert float(results["eval_f1"]) > 0.8
+    assert "eval_f1 = " in ner_run["stdout"]
+    labels = (ner_run["output"] / "label_list.txt").read_text().split()
+    assert labels == ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+
+
+def test_predictions_keep_the_input_lines_and_tag_every_word(ner_run):
+    source = (ner_run["data_dir"] / "test.txt").read_text().splitlines()
+    output = (ner_run["output"] / "test_predictions.txt").read_text().splitlines()
+    assert len(output) == len(source)
+    for line, out in zip(source, output, strict=True):
+        assert out == line if not line else out.split(" ")[0] == line
+    sentences = conll.read_conll(str(ner_run["output"] / "test_predictions.txt"))
+    assert [list(s.words) for s in sentences] == ner_run["test"]
+    # The long sentence (27 words, 3 windows) is tagged right word by word.
+    assert list(sentences[-1].tags) == _tags(ner_run["test"][-1])
+
+
+def test_exported_model_finds_the_entities_of_raw_text(ner_run):
+    test = ner_run["test"][:-1]
+    predicted = conll.read_conll(str(ner_run["output"] / "test_predictions.txt"))[:-1]
+    model = tf.saved_model.load(str(ner_run["export"]))
+    texts = [" ".join(words) for words in test]
+    out = model.signatures["serving_default"](text=tf.constant(texts))
+    for i, (text, sentence) in enumerate(zip(texts, predicted, strict=True)):
+        expected = []
+        for entity_type, start, end in conll.entity_spans(list(sentence.tags)):
+            begin = len(" ".join(sentence.words[:start])) + (1 if start else 0)
+            expected.append((entity_type, begin, begin + len(" ".join(
+                sentence.words[start:end]))))
+        n = int(out["num_entities"][i])
+        got = [(out["entity_type"][i, j].numpy().decode(), int(out["entity_start"][i, j]),
+                int(out["entity_end"][i, j])) for j in range(n)]
+        assert got == expected
+        for j in range(n):
+            start, end = got[j][1:]
+            assert out["entity_text"][i, j].numpy().decode() == text[start:end]
+            assert 0 < float(out["entity_score"][i, j]) <= 1
+    assert int(np.sum(out["num_entities"])) > 0
+
+
+def test_predict_entities_prints_one_escaped_line_per_entity(ner_run):
+    result = run_script("predict_entities.py", f"--export_dir={ner_run['export']}",
+                        "he and the his first", "the\tof")
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert [line.split("\t")[:4] for line in lines] == [["0", "PER", "0", "2"],
+                                                        ["0", "LOC", "11", "20"]]
+    assert lines[1].split("\t")[5] == "his first"
+
+
+@pytest.mark.parametrize("case", ["no tag", "unknown tag"])
+def test_bad_input_is_one_clear_line(checkpoint, tmp_path, case):
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    _write(data_dir / "train.txt", [["he", "was"]], "3")
+    if case == "no tag":
+        (data_dir / "train.txt").write_text("he B-PER 0\nwas\n", encoding="utf-8")
+        message = f"{data_dir / 'train.txt'}:2: "
+    else:
+        (data_dir / "valid.txt").write_text("he B-ORG 0\n", encoding="utf-8")
+        message = f"{data_dir / 'valid.txt'}:1: tag 'B-ORG' is not one the model was trained"
+    result = run_script("run_ner.py", f"--data_dir={data_dir}",
+                        f"--init_checkpoint={checkpoint}", f"--vocab_file={VOCAB}",
+                        f"--output_dir={tmp_path / 'out'}", "--do_train", "--do_eval",
+                        "--max_seq_length=16", "--train_batch_size=1")
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()

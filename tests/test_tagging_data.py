@@ -1,0 +1,110 @@
+"""Tests for bert_tf/tagging_data.py: word pieces, windows and tagging records."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from bert_tf import conll, input_pipeline, tagging_data, tokenization
+from bert_tf.features import tagging_features
+
+VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return tokenization.FullTokenizer(VOCAB, do_lower_case=True)
+
+
+def test_each_word_has_a_first_piece_even_when_tokenization_deletes_it(tokenizer):
+    words = ["the", "\x00", "kings"]
+    pieces, first_piece = tagging_data.word_pieces(tokenizer, words, max_pieces_per_word=10)
+    assert pieces[first_piece[1]] == "[UNK]"
+    assert first_piece == [0, 1, 2]
+    assert pieces[:2] == ["the", "[UNK]"] and len(pieces) >= 3
+
+
+def test_a_word_of_more_pieces_than_a_window_keeps_its_first_ones(tokenizer):
+    word = "andwaterworkmanling"  # and ##water ##work ##man ##ling
+    full = tokenizer.tokenize(word)
+    pieces, first_piece = tagging_data.word_pieces(tokenizer, [word, "the"], 3)
+    assert pieces == full[:3] + ["the"] and first_piece == [0, 3]
+
+
+def test_short_sentence_is_one_window_that_scores_every_word():
+    (window,) = tagging_data.windows(5, [0, 2, 4], window_size=8, stride=4)
+    assert (window.start, window.end) == (0, 5)
+    assert window.scored == {0: 0, 2: 1, 4: 2}
+
+
+def test_long_sentence_windows_cover_it_and_score_each_word_once_where_most_centred():
+    # Ten one-piece words, windows of 4 pieces every 2: [0,4) [2,6) [4,8) [6,10).
+    windows = tagging_data.windows(10, list(range(10)), window_size=4, stride=2)
+    assert [(w.start, w.end) for w in windows] == [(0, 4), (2, 6), (4, 8), (6, 10)]
+    # Piece 3 has context 0 in [0,4) (last piece) and 1 in [2,6): the second wins.
+    # Piece 2 has context min(2,1)=1 in [0,4) and 0 in [2,6): the first wins.
+    assert windows[0].scored == {0: 0, 1: 1, 2: 2}
+    assert windows[1].scored == {3: 3, 4: 4}
+    assert windows[2].scored == {5: 5, 6: 6}
+    assert windows[3].scored == {7: 7, 8: 8, 9: 9}
+    scored = [word for w in windows for word in w.scored.values()]
+    assert sorted(scored) == list(range(10))
+
+
+def test_only_first_pieces_are_scored(tokenizer):
+    words = ["the", "andwaterwork", "he"]
+    records = tagging_data.convert_sentence(7, words, [1, 2, 3], tokenizer,
+                                            max_seq_length=16, stride=7)
+    (record,) = records
+    pieces, first_piece = tagging_data.word_pieces(tokenizer, words, 14)
+    assert first_piece == [0, 1, 4]
+    positions = [p + 1 for p in first_piece]
+    assert np.nonzero(record["label_weights"])[0].tolist() == positions
+    assert [record["label_ids"][p] for p in positions] == [1, 2, 3]
+    assert [record["word_ids"][p] for p in positions] == [0, 1, 2]
+    assert record["sentence_index"] == 7
+    assert record["input_ids"][0] == tokenizer.vocab["[CLS]"]
+    assert record["input_ids"][len(pieces) + 1] == tokenizer.vocab["[SEP]"]
+    assert sum(record["input_mask"]) == len(pieces) + 2
+
+
+def test_long_sentence_records_predict_every_word_once(tokenizer):
+    words = ["the", "king", "and", "the", "man"] * 6
+    records = tagging_data.convert_sentence(0, words, list(range(30)), tokenizer,
+                                            max_seq_length=10, stride=3)
+    assert len(records) > 1
+    scored = sorted(r["word_ids"][p] for r in records
+                    for p in np.nonzero(r["label_weights"])[0])
+    assert scored == list(range(30))
+    for r in records:
+        for p in np.nonzero(r["label_weights"])[0]:
+            assert r["label_ids"][p] == r["word_ids"][p]
+
+
+def test_unknown_tag_names_file_and_line(tmp_path):
+    path = tmp_path / "valid.txt"
+    path.write_text("EU B-ORG\nrejects O\n\nPeter B-PER\n", encoding="utf-8")
+    sentences = conll.read_conll(str(path))
+    with pytest.raises(tagging_data.TaggingDataError, match=r"valid\.txt:4: tag 'B-PER'"):
+        tagging_data.tag_ids(sentences, ["O", "B-ORG", "I-ORG"], str(path))
+    assert tagging_data.tag_ids(sentences, ["O", "B-ORG", "B-PER"], str(path)) == [[1, 0], [2]]
+
+
+def test_records_read_back_through_the_pipeline(tokenizer, tmp_path):
+    path = tmp_path / "data.txt"
+    path.write_text("the B-PER\nking I-PER\n\nman O\n", encoding="utf-8")
+    sentences = conll.read_conll(str(path))
+    ids = tagging_data.tag_ids(sentences, ["O", "B-PER", "I-PER"], str(path))
+    records = str(tmp_path / "data.tf_record")
+    assert tagging_data.write_tfrecord(records, sentences, ids, tokenizer, 8, 3,
+                                       pad_to_multiple_of=3) == 2
+    (batch,) = input_pipeline.finetuning_dataset(records, 3, False, tagging_features(8))
+    assert batch["is_real_example"][:, 0].numpy().tolist() == [1, 1, 0]
+    assert batch["sentence_index"][:, 0].numpy().tolist() == [0, 1, 0]
+    assert batch["label_weights"].dtype == tf.float32
+    assert batch["label_ids"][0, 1:3].numpy().tolist() == [1, 2]
+    # Trimming cuts every sequence feature alike.
+    (trimmed,) = input_pipeline.finetuning_dataset(records, 3, False, tagging_features(8),
+                                                   trim_to_multiple_of=2)
+    assert trimmed["label_ids"].shape == trimmed["input_ids"].shape == (3, 4)
