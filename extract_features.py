@@ -1,0 +1,103 @@
+"""Extracts pre-computed feature vectors from BERT, as the original extract_features.py.
+
+  python extract_features.py --input_file=input.txt --output_file=output.jsonl \\
+    --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --layers=-1,-2,-3,-4 \\
+    --max_seq_length=128 --batch_size=8
+
+Each line of --input_file is one example: a text, or two joined by " ||| ".
+The default output is the original's JSON lines: for each line, every token's
+([CLS] and [SEP] included) values in each of --layers, rounded to 6 decimals.
+--bert_config_file and --vocab_file default to the files beside
+--init_checkpoint, which may also be a Hugging Face folder.
+
+New: --output_format=npz|tfrecord, --pooling=cls|mean (one vector per line),
+--word_level (one vector per whitespace-separated word, to line up with a
+tagging file), "emb" in --layers (the embedding output). The input is read
+lazily and the output written as it goes, under a temporary name until it is
+complete. See bert_tf/feature_extraction.py for the output layouts.
+"""
+
+import sys
+
+from absl import app, flags
+
+from bert_tf import distribution, feature_extraction
+
+flags.DEFINE_string("input_file", None,
+                    "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
+flags.DEFINE_string("output_file", None, "Where to write the features (see --output_format).")
+flags.DEFINE_string(
+    "layers", "-1,-2,-3,-4",
+    "Comma-separated layers to output: -1 is the last transformer layer, -N the first of N; "
+    f"0..N-1 count from the first; '{feature_extraction.EMBEDDINGS}' is the embedding output.")
+flags.DEFINE_string(
+    "bert_config_file", None,
+    "The config json file corresponding to the pre-trained BERT model. Default: the "
+    "bert_config.json (or a Hugging Face config.json) beside --init_checkpoint.")
+flags.DEFINE_integer(
+    "max_seq_length", 128,
+    "The maximum total input sequence length after WordPiece tokenization. Sequences longer "
+    "than this will be truncated, and sequences shorter than this will be padded.")
+flags.DEFINE_string(
+    "init_checkpoint", None,
+    "The pre-trained weights: a Google bert_model.ckpt, a Hugging Face folder or a bert_tf "
+    "checkpoint.")
+flags.DEFINE_string("vocab_file", None,
+                    "The vocabulary file that the BERT model was trained on. Default: the "
+                    "vocab.txt beside --init_checkpoint.")
+flags.DEFINE_bool(
+    "do_lower_case", True,
+    "Whether to lower case the input text: True for uncased models, False for cased ones. "
+    "Default: a Hugging Face --init_checkpoint folder's tokenizer_config.json setting, "
+    "else True.")
+flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+flags.DEFINE_bool("use_one_hot_embeddings", False,
+                  "Original flag, accepted and ignored: the embedding lookup needs no choice.")
+flags.DEFINE_enum("output_format", "jsonl", feature_extraction.OUTPUT_FORMATS,
+                  "jsonl: the original's JSON lines. npz: one numpy zip with arrays "
+                  "example_{i}_layer_{layer} and example_{i}_tokens. tfrecord: one "
+                  "tf.train.Example per line.")
+flags.DEFINE_enum("pooling", "none", feature_extraction.POOLINGS,
+                  "none: a vector per token. cls: the [CLS] token's. mean: the mean over the "
+                  "line's tokens, [CLS] and [SEP] included (padding excluded).")
+flags.DEFINE_bool("word_level", False,
+                  "One vector per whitespace-separated word of the line (of both texts of a "
+                  "pair, ' ||| ' left out) instead of per word piece: features line up with "
+                  "the words of a tagging file.")
+flags.DEFINE_enum("word_pooling", "first", feature_extraction.WORD_POOLINGS,
+                  "With --word_level: the word's first piece's vector, or its pieces' mean.")
+flags.DEFINE_integer("log_every_n_examples", 1000, "Log progress every this many examples.")
+distribution.define_tpu_flags()
+# Show the TPU flags in --help, not only --helpfull.
+flags.adopt_module_key_flags(distribution)
+flags.mark_flags_as_required(["input_file", "output_file", "init_checkpoint"])
+
+FLAGS = flags.FLAGS
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    try:
+        strategy = distribution.strategy_from_flags()
+    except RuntimeError as e:  # --use_tpu, and no TPU to be reached
+        sys.exit(f"extract_features.py: error: {e}")
+    try:
+        given_case = FLAGS["do_lower_case"].present
+        files = feature_extraction.model_files(
+            FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
+            FLAGS.do_lower_case if given_case else None, FLAGS.max_seq_length)
+        feature_extraction.extract(
+            files, FLAGS.input_file, FLAGS.output_file, layers=FLAGS.layers,
+            max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size,
+            output_format=FLAGS.output_format, pooling=FLAGS.pooling,
+            word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
+            log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy)
+    except feature_extraction.ExtractionError as e:
+        # One line that names the flag, or the file and line: the usage text
+        # that app.UsageError prints would bury it.
+        sys.exit(f"extract_features.py: error: {e}")
+
+
+if __name__ == "__main__":
+    app.run(main)
