@@ -7,6 +7,8 @@ Examples:
       --output_format=google
 """
 
+import sys
+
 from absl import app, flags
 
 from bert_tf import checkpoints, heads
@@ -28,9 +30,14 @@ flags.mark_flags_as_required(["input", "output", "output_format"])
 
 
 def main(_):
-    report = checkpoints.convert(
-        flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format, heads.HEAD_TYPES,
-        flags.FLAGS.bert_config_file)
+    try:
+        report = checkpoints.convert(
+            flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format,
+            heads.HEAD_TYPES, flags.FLAGS.bert_config_file)
+    except (ValueError, OSError) as e:
+        # CheckpointError and ConfigError name the file and the tensor: one
+        # line, no traceback. Nothing was written.
+        sys.exit(f"convert_checkpoint.py: {e}")
     print(report.summary())
     print(f"Wrote {flags.FLAGS.output_format} checkpoint to {flags.FLAGS.output}")
 

@@ -117,6 +117,20 @@ def test_partly_stored_head_is_an_error(tmp_path, tiny_config):
                                                       encoder.get_embedding_table())})
 
 
+def test_converter_script_refuses_a_partial_head_in_one_line(tmp_path, tiny_config):
+    values = _google_values(tmp_path, tiny_config)
+    values["cls/predictions/output_bias"] = np.zeros([99], np.float32)
+    _save_raw(str(tmp_path / "model.ckpt"), values)
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "convert_checkpoint.py"),
+         f"--input={tmp_path / 'model.ckpt'}", f"--output={tmp_path / 'hf'}",
+         "--output_format=hf", f"--bert_config_file={tmp_path / 'source' / 'bert_config.json'}"],
+        capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert "mlm head is incomplete: it lacks" in result.stderr.splitlines()[-1]
+    assert "Traceback" not in result.stderr and not (tmp_path / "hf").exists()
+
+
 def test_a_released_google_folder_needs_no_state_file(tmp_path, tiny_config):
     encoder = BertModel(tiny_config)
     checkpoints.save_google_checkpoint(str(tmp_path / "bert_model.ckpt"), encoder)
