@@ -14,7 +14,7 @@ New: --output_format=npz|tfrecord, --pooling=cls|mean (one vector per line),
 --word_level (one vector per whitespace-separated word, to line up with a
 tagging file), "emb" in --layers (the embedding output). The input is read
 lazily and the output written as it goes, under a temporary name until it is
-complete. See bert_tf/feature_extraction.py for the output layouts.
+complete. See bert_tf/feature_extraction/writers.py for the output layouts.
 """
 
 import sys

@@ -1,10 +1,10 @@
 """Output files that appear only when complete.
 
 Every result bert_tf writes (records, eval_results.txt, prediction files,
-SavedModels) goes through one of these two helpers, so that a run killed at
-any point leaves either the previous file or the new, complete one, never a
-truncated file under the final name. Paths may be local or on any filesystem
-tf.io.gfile knows (gs:// on Cloud TPUs).
+extracted features, SavedModels) goes through one of these helpers, so that a
+run killed at any point leaves either the previous file or the new, complete
+one, never a truncated file under the final name. Paths may be local or on
+any filesystem tf.io.gfile knows (gs:// on Cloud TPUs).
 
 The data builder (bert_tf.pretraining_data) writes its shards with its own
 writer: it must not import TensorFlow, and it deals records to several files
@@ -29,11 +29,34 @@ def _temporary_name(path):
 
 
 @contextlib.contextmanager
+def atomic_path(path):
+    """Yields a temporary path beside `path`; renames it over `path` at the end.
+
+    For writers that open their file by name (tf.io.TFRecordWriter). If the
+    body raises, the temporary file is removed and `path` is left as it was.
+
+    Args:
+      path: The final file, local or any tf.io.gfile filesystem.
+
+    Yields:
+      The temporary file's path, to write.
+    """
+    temporary = _temporary_name(path)
+    try:
+        yield temporary
+        tf.io.gfile.rename(temporary, path, overwrite=True)
+    except BaseException:
+        if tf.io.gfile.exists(temporary):
+            tf.io.gfile.remove(temporary)
+        raise
+
+
+@contextlib.contextmanager
 def atomic_write(path, mode="w"):
     """Opens a temporary file beside `path`; renames it over `path` at the end.
 
-    If the body raises, the temporary file is removed and `path` is left as
-    it was.
+    atomic_path, with the file opened. If the body raises, the temporary file
+    is removed and `path` is left as it was.
 
     Args:
       path: The final file, local or any tf.io.gfile filesystem.
@@ -42,15 +65,8 @@ def atomic_write(path, mode="w"):
     Yields:
       The writable file.
     """
-    temporary = _temporary_name(path)
-    try:
-        with tf.io.gfile.GFile(temporary, mode) as f:
-            yield f
-        tf.io.gfile.rename(temporary, path, overwrite=True)
-    except BaseException:
-        if tf.io.gfile.exists(temporary):
-            tf.io.gfile.remove(temporary)
-        raise
+    with atomic_path(path) as temporary, tf.io.gfile.GFile(temporary, mode) as f:
+        yield f
 
 
 @contextlib.contextmanager

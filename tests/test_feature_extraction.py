@@ -1,4 +1,4 @@
-"""Tests for bert_tf/feature_extraction.py: input lines, packing, layers, outputs, parity.
+"""Tests for bert_tf/feature_extraction/: input lines, packing, layers, outputs, parity.
 
 Most tests run extract() in this process on a tiny random 2-layer BERT saved
 as an original Google checkpoint; the parity test runs it on the real
@@ -16,7 +16,7 @@ import tensorflow as tf
 from extraction_helpers import HIDDEN, hidden_states, tiny_google_checkpoint
 
 from bert_tf import checkpoints, feature_extraction, tokenization
-from bert_tf.feature_extraction import ExtractionError, InputExample
+from bert_tf.feature_extraction import ExtractionError, InputExample, extractor
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "hidden_states_minilm.npz")
 TOLERANCE = 1e-4
@@ -326,7 +326,8 @@ def test_a_failed_run_leaves_no_output(tiny, tmp_path, monkeypatch):
         return feature_extraction.ExampleOutput(0, ["[CLS]"], np.zeros((2, 1, HIDDEN),
                                                                        np.float32))
 
-    monkeypatch.setattr(feature_extraction, "example_output", failing)
+    # extract() looks example_output up in its own module.
+    monkeypatch.setattr(extractor, "example_output", failing)
     for output_format in feature_extraction.OUTPUT_FORMATS:
         calls.clear()
         with pytest.raises(RuntimeError, match="killed"):
