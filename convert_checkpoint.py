@@ -7,11 +7,9 @@ Examples:
       --output_format=google
 """
 
-import sys
+from absl import flags
 
-from absl import app, flags
-
-from bert_tf import checkpoints, heads
+from bert_tf import checkpoints, cli, heads
 from bert_tf.checkpoint_names import FORMATS
 
 flags.DEFINE_string(
@@ -30,17 +28,14 @@ flags.mark_flags_as_required(["input", "output", "output_format"])
 
 
 def main(_):
-    try:
-        report = checkpoints.convert(
-            flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format,
-            heads.HEAD_TYPES, flags.FLAGS.bert_config_file)
-    except (ValueError, OSError) as e:
-        # CheckpointError and ConfigError name the file and the tensor: one
-        # line, no traceback. Nothing was written.
-        sys.exit(f"convert_checkpoint.py: {e}")
+    # A CheckpointError or ConfigError names the file and the tensor;
+    # cli.run prints it as one line. Nothing is written then.
+    report = checkpoints.convert(
+        flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format,
+        heads.HEAD_TYPES, flags.FLAGS.bert_config_file)
     print(report.summary())
     print(f"Wrote {flags.FLAGS.output_format} checkpoint to {flags.FLAGS.output}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -15,7 +15,7 @@ Example:
 
 from absl import app, flags, logging
 
-from bert_tf import pretraining_data
+from bert_tf import cli, pretraining_data
 
 FLAGS = flags.FLAGS
 
@@ -100,4 +100,4 @@ def main(argv):
 
 if __name__ == "__main__":
     flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
-    app.run(main)
+    cli.run(main)

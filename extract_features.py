@@ -21,7 +21,7 @@ import sys
 
 from absl import app, flags
 
-from bert_tf import distribution, feature_extraction
+from bert_tf import cli, distribution, feature_extraction
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -100,4 +100,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

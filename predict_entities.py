@@ -12,13 +12,15 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import app, flags
 
+from bert_tf import cli
+
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.mark_flag_as_required("export_dir")
 FLAGS = flags.FLAGS
 
 
 def main(argv):
-    sentences = argv[1:]
+    sentences = cli.text_arguments(argv[1:])
     if not sentences:
         raise app.UsageError("give the sentences to tag as arguments")
     model = tf.saved_model.load(FLAGS.export_dir)
@@ -29,8 +31,8 @@ def main(argv):
             text = outputs["entity_text"][i, j].decode("utf-8")
             print(f"{i}\t{outputs['entity_type'][i, j].decode('utf-8')}\t"
                   f"{outputs['entity_start'][i, j]}\t{outputs['entity_end'][i, j]}\t"
-                  f"{outputs['entity_score'][i, j]:.3f}\t{text.encode('unicode_escape').decode()}")
+                  f"{outputs['entity_score'][i, j]:.3f}\t{cli.printable(text)}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

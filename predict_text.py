@@ -4,11 +4,18 @@
   python predict_text.py --export_dir=/tmp/mrpc_model --pair "He said yes." "He agreed."
 
 With --pair, the sentences are taken two at a time as (text_a, text_b).
+Each line is: the predicted class, the probabilities, the sentence (tabs,
+newlines and control characters in it written as backslash escapes, so that
+they cannot break the line). An empty sentence is classified, with a warning.
 """
+
+import sys
 
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import app, flags
+
+from bert_tf import cli
 
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.DEFINE_bool("pair", False, "Read the sentences as (text_a, text_b) pairs.")
@@ -17,11 +24,15 @@ FLAGS = flags.FLAGS
 
 
 def main(argv):
-    sentences = argv[1:]
+    sentences = cli.text_arguments(argv[1:])
     if not sentences:
         raise app.UsageError("give the sentences to classify as arguments")
     if FLAGS.pair and len(sentences) % 2:
         raise app.UsageError("--pair needs an even number of sentences")
+    for number, text in enumerate(sentences, start=1):
+        if not text.strip():
+            print(f"predict_text.py: warning: argument {number} is empty; its prediction "
+                  "reflects no text", file=sys.stderr)
     model = tf.saved_model.load(FLAGS.export_dir)
     if FLAGS.pair:
         firsts, seconds = sentences[0::2], sentences[1::2]
@@ -34,8 +45,9 @@ def main(argv):
     for text, prediction, probabilities in zip(
             shown, outputs["predictions"].numpy(), outputs["probabilities"].numpy(),
             strict=True):
-        print(f"{prediction}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t{text}")
+        print(f"{prediction}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
+              f"{cli.printable(text)}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

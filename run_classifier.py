@@ -20,7 +20,7 @@ import os
 
 from absl import app, flags, logging
 
-from bert_tf import classifier_data, distribution, finetune, glue, input_pipeline, training
+from bert_tf import classifier_data, cli, distribution, finetune, glue, input_pipeline, training
 from bert_tf.tasks import ClassificationTask
 
 FLAGS = flags.FLAGS
@@ -124,4 +124,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -22,11 +22,10 @@ SavedModel that finds the entities in raw sentences (see predict_entities.py).
 """
 
 import os
-import sys
 
 from absl import app, flags, logging
 
-from bert_tf import conll, distribution, finetune, input_pipeline, tagging_data, training
+from bert_tf import cli, conll, distribution, finetune, input_pipeline, tagging_data, training
 from bert_tf.tasks import TaggingTask, tagging
 
 FLAGS = flags.FLAGS
@@ -83,33 +82,31 @@ def main(_):
     if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
     predict_file = FLAGS.predict_file or _split_file("test")
-    try:
-        padding = finetune.padding_args(FLAGS)
-        files = finetune.model_files_from_flags(FLAGS)
-        stride = FLAGS.window_stride or max((FLAGS.max_seq_length - 2) // 2, 1)
-        if not 0 < stride <= FLAGS.max_seq_length - 2:
-            raise ValueError(f"--window_stride={stride} must be in 1.."
-                             f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")
-        strategy = finetune.setup(FLAGS, static_shapes=not FLAGS.dynamic_padding)
-        # Every file this run needs is read and checked before training.
-        splits = {}
-        if FLAGS.do_train:
-            splits["train"] = (_split_file("train"), conll.read_conll(_split_file("train")))
-        if FLAGS.do_eval:
-            splits["valid"] = (_split_file("valid"), conll.read_conll(_split_file("valid")))
-        if FLAGS.do_predict:
-            splits["predict"] = (predict_file, conll.read_conll(predict_file, has_tags=False))
-        label_list = _label_list(splits.get("train", (None, None))[1])
-        label_ids = {name: tagging_data.tag_ids(sentences, label_list, path)
-                     for name, (path, sentences) in splits.items() if name != "predict"}
-        num_train_steps, num_warmup_steps = 0, 0
-        if FLAGS.do_train:
-            num_train_steps, num_warmup_steps = finetune.train_steps(
-                len(splits["train"][1]), FLAGS.train_batch_size, FLAGS.num_train_epochs,
-                FLAGS.warmup_proportion)
-    except (ValueError, OSError) as e:
-        # One line that names the file, line or flag; no traceback.
-        sys.exit(f"run_ner.py: {e}")
+    # A bad file, flag or tag raises an error that names it; cli.run prints it
+    # as one line.
+    padding = finetune.padding_args(FLAGS)
+    files = finetune.model_files_from_flags(FLAGS)
+    stride = FLAGS.window_stride or max((FLAGS.max_seq_length - 2) // 2, 1)
+    if not 0 < stride <= FLAGS.max_seq_length - 2:
+        raise ValueError(f"--window_stride={stride} must be in 1.."
+                         f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")
+    strategy = finetune.setup(FLAGS, static_shapes=not FLAGS.dynamic_padding)
+    # Every file this run needs is read and checked before training.
+    splits = {}
+    if FLAGS.do_train:
+        splits["train"] = (_split_file("train"), conll.read_conll(_split_file("train")))
+    if FLAGS.do_eval:
+        splits["valid"] = (_split_file("valid"), conll.read_conll(_split_file("valid")))
+    if FLAGS.do_predict:
+        splits["predict"] = (predict_file, conll.read_conll(predict_file, has_tags=False))
+    label_list = _label_list(splits.get("train", (None, None))[1])
+    label_ids = {name: tagging_data.tag_ids(sentences, label_list, path)
+                 for name, (path, sentences) in splits.items() if name != "predict"}
+    num_train_steps, num_warmup_steps = 0, 0
+    if FLAGS.do_train:
+        num_train_steps, num_warmup_steps = finetune.train_steps(
+            len(splits["train"][1]), FLAGS.train_batch_size, FLAGS.num_train_epochs,
+            FLAGS.warmup_proportion)
 
     task = TaggingTask(label_list, FLAGS.max_seq_length)
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
@@ -156,4 +153,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

@@ -18,9 +18,9 @@ import functools
 import os
 
 import tensorflow as tf
-from absl import app, flags, logging
+from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, dynamic_masking, input_pipeline, training
+from bert_tf import checkpoints, cli, distribution, dynamic_masking, input_pipeline, training
 from bert_tf.tasks import PretrainingTask
 
 FLAGS = flags.FLAGS
@@ -187,4 +187,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    cli.run(main)

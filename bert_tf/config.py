@@ -20,6 +20,7 @@ a Hugging Face checkpoint keeps the exact form.
 
 import copy
 import dataclasses
+import difflib
 import json
 import os
 
@@ -37,6 +38,13 @@ _HF_ACTIVATIONS = {
     "swish": "swish",
     "linear": "linear",
 }
+
+
+# Keys of some released bert_config.json files (the multilingual and Chinese
+# models) that the model does not use; they are accepted and ignored.
+_UNUSED_ORIGINAL_KEYS = frozenset({
+    "directionality", "pooler_fc_size", "pooler_num_attention_heads", "pooler_num_fc_layers",
+    "pooler_size_per_head", "pooler_type"})
 
 
 class ConfigError(ValueError):
@@ -111,20 +119,33 @@ class BertConfig:
         return self.hidden_size // self.num_attention_heads
 
     @classmethod
-    def from_dict(cls, values, source="config"):
-        """Builds a config from bert_config.json keys, ignoring unknown keys.
+    def from_dict(cls, values, source="config", allow_unknown_keys=False):
+        """Builds a config from bert_config.json keys.
+
+        An unknown key is an error: a misspelt "num_hiden_layers" would
+        otherwise build a model of the default size without a word.
 
         Args:
           values: A dict with the original's keys; vocab_size is required.
           source: Where the dict came from, for error messages.
+          allow_unknown_keys: Ignore keys that are not BertConfig's (a Hugging
+            Face config.json has many).
 
         Returns:
           A validated BertConfig.
 
         Raises:
-          ConfigError: on a missing vocab_size or an invalid value.
+          ConfigError: on an unknown key (naming the closest known one), a
+            missing vocab_size or an invalid value.
         """
-        known = {f.name for f in dataclasses.fields(cls)}
+        known = [f.name for f in dataclasses.fields(cls)]
+        if not allow_unknown_keys:
+            for key in values:
+                if key not in known and key not in _UNUSED_ORIGINAL_KEYS:
+                    close = difflib.get_close_matches(key, known, n=1)
+                    hint = (f"did you mean {close[0]!r}?" if close
+                            else f"known keys: {', '.join(known)}")
+                    raise ConfigError(f"{source}: unknown key {key!r}; {hint}")
         kwargs = {k: v for k, v in values.items() if k in known}
         if "vocab_size" not in kwargs:
             raise ConfigError(f"{source}: missing required key 'vocab_size'")
@@ -161,7 +182,7 @@ class BertConfig:
             raise ConfigError(
                 f"{source}: unknown hidden_act {act!r}; known: {', '.join(_HF_ACTIVATIONS)}")
         values["hidden_act"] = _HF_ACTIVATIONS[act]
-        return cls.from_dict(values, source)
+        return cls.from_dict(values, source, allow_unknown_keys=True)
 
     @classmethod
     def from_json_file(cls, path):

@@ -304,6 +304,34 @@ def convert_ids_to_tokens(inv_vocab, ids):
     """
     return convert_by_vocab(inv_vocab, ids)
 
+# The original module's character tests, kept with their behaviour so that code
+# (and the original tokenization_test.py) written against it keeps working.
+# BasicTokenizer itself uses the equivalent classes of char_classes.py.
+
+
+def _is_whitespace(char):
+    """Whether char is whitespace: space, tab, newline, carriage return or category Zs."""
+    return char in " \t\n\r" or unicodedata.category(char) == "Zs"
+
+
+def _is_control(char):
+    """Whether char is a control character (category C*), tab, newline and return excepted."""
+    return char not in "\t\n\r" and unicodedata.category(char).startswith("C")
+
+
+def _is_punctuation(char):
+    """Whether char is punctuation: any non-alphanumeric ASCII, or category P*.
+
+    "$", "^" and "`" are symbols to Unicode but punctuation here, as in the
+    original.
+    """
+    code_point = ord(char)
+    if 33 <= code_point <= 47 or 58 <= code_point <= 64 or 91 <= code_point <= 96 \
+            or 123 <= code_point <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
 
 def whitespace_tokenize(text):
     """Splits `text` on whitespace, as `str.split()` does.

@@ -74,3 +74,22 @@ def test_missing_or_broken_files(tmp_path):
 def test_hf_config_of_another_model_is_refused():
     with pytest.raises(ConfigError, match="model_type 'roberta'"):
         BertConfig.from_hf_dict({**ORIGINAL_BASE, "model_type": "roberta"})
+
+
+def test_a_misspelt_key_is_refused_naming_the_closest(tmp_path):
+    path = _write(tmp_path, {**ORIGINAL_BASE, "num_hiden_layers": 2})
+    with pytest.raises(ConfigError, match="unknown key 'num_hiden_layers'; did you mean "
+                                          "'num_hidden_layers'"):
+        BertConfig.from_json_file(path)
+    with pytest.raises(ConfigError, match="unknown key 'colour'; known keys: vocab_size"):
+        BertConfig.from_dict({**ORIGINAL_BASE, "colour": 1})
+
+
+def test_released_multilingual_keys_and_hf_extras_are_accepted(tmp_path):
+    multilingual = {**ORIGINAL_BASE, "directionality": "bidi", "pooler_fc_size": 768,
+                    "pooler_num_attention_heads": 12, "pooler_num_fc_layers": 3,
+                    "pooler_size_per_head": 128, "pooler_type": "first_token_transform"}
+    assert BertConfig.from_json_file(_write(tmp_path, multilingual)).hidden_size == 768
+    hf = {**ORIGINAL_BASE, "model_type": "bert", "architectures": ["BertModel"],
+          "torch_dtype": "float32", "pad_token_id": 0}
+    assert BertConfig.from_hf_dict(hf).num_hidden_layers == 12

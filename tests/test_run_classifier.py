@@ -225,6 +225,27 @@ def test_predict_text_classifies_pairs_with_the_export(mrpc_run):
         assert shown == f"{example.text_a} ||| {example.text_b}"
 
 
+def test_predict_text_escapes_what_would_break_its_line(mrpc_run):
+    export_dir = mrpc_run[3]
+    result = run_script("predict_text.py", f"--export_dir={export_dir}",
+                        "two\tcolumns\nand \x1b[31mred", "")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0].split("\t")[2] == "two\\tcolumns\\nand \\x1b[31mred"
+    assert "predict_text.py: warning: argument 2 is empty" in result.stderr
+
+
+def test_predict_text_names_an_argument_that_is_not_utf8(mrpc_run):
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "predict_text.py"),
+         f"--export_dir={mrpc_run[3]}", "fine", b"caf\xe9"], cwd=ROOT, capture_output=True,
+        text=True, timeout=300, check=False)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "predict_text.py: error: argument 2 is not valid UTF-8: b'caf\\xe9'")
+
+
 def test_a_bad_dev_row_fails_before_training_and_writes_no_results(google_checkpoint, tmp_path):
     data_dir = copy_task("MRPC", tmp_path)
     with open(data_dir / "dev.tsv", "a", encoding="utf-8") as f:

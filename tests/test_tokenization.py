@@ -411,3 +411,18 @@ def test_character_classes_follow_the_original_definitions():
     assert not {"a", "0", "\u00a9"} & members("punctuation")
     assert {"\u0301", "\u0345"} <= members("accent")
     assert members("split") == {chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).isspace()}
+
+
+def test_the_original_character_tests_keep_their_behaviour():
+    """The original tokenization_test.py calls these private helpers directly."""
+    for char in (" ", "\t", "\r", "\n", "\u00a0"):
+        assert tokenization._is_whitespace(char)
+    for char in ("A", "-"):
+        assert not tokenization._is_whitespace(char)
+    assert tokenization._is_control("\u0005")
+    for char in ("A", " ", "\t", "\r", "\U0001f4a9"):
+        assert not tokenization._is_control(char)
+    for char in ("-", "$", "`", "."):
+        assert tokenization._is_punctuation(char)
+    for char in ("A", " "):
+        assert not tokenization._is_punctuation(char)

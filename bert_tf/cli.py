@@ -1,0 +1,104 @@
+"""How every script starts and fails: `cli.run(main)` instead of absl's `app.run(main)`.
+
+Two things differ from absl:
+
+- A bad input ends in one line on stderr, `<script>: error: <message>`, and
+  exit status 1: the message names the file, line, flag or variable, as
+  bert_tf's errors do. No traceback: a user's data error is not a crash.
+  `--verbose` shows the traceback too, for bug reports. Errors that are
+  the user's are ValueError (ConfigError, CheckpointError, GlueDataError,
+  ConllDataError and the other data errors derive from it), OSError
+  (missing or unreadable files), app.UsageError (flag checks) and, once
+  TensorFlow is loaded, tf.errors.OpError (unreadable records, ...).
+  Anything else is a bug and keeps its traceback.
+- `--help` (and -h, --helpshort, --helpfull) exits 0, not absl's 1.
+
+This module imports no TensorFlow, so that create_pretraining_data.py keeps
+its fast start.
+"""
+
+import os
+import sys
+import traceback
+
+from absl import app, flags
+
+flags.DEFINE_bool("verbose", False, "On an error, print the Python traceback too.")
+
+_HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "--helpfull", "--helpxml")
+
+
+def user_errors():
+    """The exception types that are the user's input, not a bug.
+
+    Returns:
+      A tuple of exception classes.
+    """
+    errors = (ValueError, OSError, app.UsageError)
+    tensorflow = sys.modules.get("tensorflow")
+    if tensorflow is not None:
+        errors += (tensorflow.errors.OpError,)
+    return errors
+
+
+def text_arguments(args):
+    """Checks sentences given on the command line.
+
+    Args:
+      args: The positional arguments (Python decodes bytes that are not
+        UTF-8 into lone surrogates).
+
+    Returns:
+      The arguments, unchanged.
+
+    Raises:
+      ValueError: naming the first argument that is not UTF-8.
+    """
+    for number, text in enumerate(args, start=1):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"argument {number} is not valid UTF-8: "
+                             f"{ascii(text.encode('utf-8', 'surrogateescape'))}") from None
+    return args
+
+
+def printable(text):
+    """Text safe to print inside a tab-separated line: tabs, newlines and control
+    characters (terminal escape sequences) are written as backslash escapes."""
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode()
+                   for char in text)
+
+
+def _one_line(error):
+    """The error's message on one line (a multi-line message is joined)."""
+    message = str(error) or type(error).__name__
+    return " ".join(line.strip() for line in message.splitlines() if line.strip())
+
+
+def run(main, argv=None):
+    """Parses the flags and runs main(argv), as app.run does; see the module docstring.
+
+    Args:
+      main: The script's main(argv).
+      argv: The command line, default sys.argv.
+    """
+    argv = sys.argv if argv is None else argv
+    program = os.path.basename(argv[0])
+
+    def guarded_main(args):
+        try:
+            return main(args)
+        except user_errors() as e:
+            if flags.FLAGS.verbose:
+                traceback.print_exc()
+            print(f"{program}: error: {_one_line(e)}", file=sys.stderr)
+            sys.exit(1)
+
+    try:
+        app.run(guarded_main, argv=argv)
+    except SystemExit as e:
+        # absl exits 1 after printing the help it was asked for.
+        if e.code == 1 and any(arg in _HELP_FLAGS for arg in argv[1:]):
+            sys.exit(0)
+        raise

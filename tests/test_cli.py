@@ -1,0 +1,78 @@
+"""Tests for bert_tf/cli.py: one line per bad input, --help exits 0; and the scripts that use it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = ("create_pretraining_data.py", "run_pretraining.py", "run_classifier.py",
+           "run_ner.py", "extract_features.py", "convert_checkpoint.py", "predict_text.py",
+           "predict_entities.py")
+
+PROGRAM = """
+import sys
+from bert_tf import cli
+
+def main(argv):
+    kind = argv[1]
+    if kind == "value":
+        raise ValueError("data.txt:3: no tag column\\n(second line)")
+    if kind == "file":
+        open("/nonexistent/file.txt")
+    if kind == "bug":
+        raise TypeError("a bug keeps its traceback")
+    print("fine")
+
+cli.run(main)
+"""
+
+
+def _run(*args, script=None):
+    command = [sys.executable, os.path.join(ROOT, script)] if script else [
+        sys.executable, "-c", PROGRAM]
+    return subprocess.run([*command, *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+@pytest.mark.parametrize("kind,line", [
+    ("value", "-c: error: data.txt:3: no tag column (second line)"),
+    ("file", "-c: error: [Errno 2] No such file or directory: '/nonexistent/file.txt'")])
+def test_a_user_error_is_one_line_and_exit_1(kind, line):
+    result = _run(kind)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [line]
+
+
+def test_verbose_adds_the_traceback_and_a_bug_keeps_it():
+    result = _run("--verbose", "value")
+    assert result.returncode == 1 and "Traceback" in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("-c: error: data.txt:3:")
+    bug = _run("bug")
+    assert bug.returncode == 1 and "Traceback" in bug.stderr and "TypeError" in bug.stderr
+    assert _run("ok").stdout == "fine\n"
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_exits_0(script):
+    result = _run("--help", script=script)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "--" in result.stdout
+
+
+def test_a_misspelt_config_key_stops_run_classifier_in_one_line(tmp_path):
+    config = {"vocab_size": 10, "hidden_size": 32, "num_hiden_layers": 2,
+              "num_attention_heads": 2, "intermediate_size": 64}
+    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    (tmp_path / "vocab.txt").write_text("".join(f"t{i}\n" for i in range(10)))
+    result = _run("--task_name=SST-2", f"--data_dir={tmp_path}", "--do_train",
+                  f"--bert_config_file={tmp_path / 'bert_config.json'}",
+                  f"--vocab_file={tmp_path / 'vocab.txt'}", f"--output_dir={tmp_path / 'out'}",
+                  script="run_classifier.py")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"run_classifier.py: error: {tmp_path / 'bert_config.json'}: unknown key "
+        "'num_hiden_layers'; did you mean 'num_hidden_layers'?")
+    assert not (tmp_path / "out").exists()
