@@ -34,16 +34,17 @@ flags.DEFINE_string(
     "Files to evaluate on; default: --input_file, as the original does.")
 flags.DEFINE_integer(
     "max_predictions_per_seq", 20,
-    "Masked LM predictions per sequence. Must match data generation.")
+    "Masked LM predictions per sequence. Must match data generation.", lower_bound=1)
 flags.DEFINE_integer(
     "num_train_steps", 100000,
     "Optimizer updates to train for in all; a resumed run stops there too. The "
-    "learning rate decays linearly to 0 at this step.")
+    "learning rate decays linearly to 0 at this step.", lower_bound=1)
 flags.DEFINE_integer(
     "num_warmup_steps", 10000, "Steps over which the learning rate rises linearly to "
-    "--learning_rate.")
+    "--learning_rate.", lower_bound=0)
 flags.DEFINE_integer(
-    "max_eval_steps", 100, "Evaluate on at most this many batches of --eval_batch_size.")
+    "max_eval_steps", 100, "Evaluate on at most this many batches of --eval_batch_size.",
+    lower_bound=1)
 flags.DEFINE_bool(
     "dynamic_masking", False,
     "Draw new masks for each training batch in the input pipeline, from the unmasked "
@@ -59,6 +60,10 @@ flags.DEFINE_float(
 training.define_training_flags()
 distribution.define_tpu_flags()
 flags.mark_flags_as_required(["input_file", "output_dir"])
+flags.register_multi_flags_validator(
+    ["max_predictions_per_seq", "max_seq_length"],
+    lambda f: f["max_predictions_per_seq"] <= f["max_seq_length"],
+    "--max_predictions_per_seq cannot exceed --max_seq_length")
 # Show the shared flags in --help too, not only in --helpfull.
 flags.adopt_module_key_flags(training)
 flags.adopt_module_key_flags(distribution)

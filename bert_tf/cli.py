@@ -11,6 +11,8 @@ Two things differ from absl:
   (missing or unreadable files), app.UsageError (flag checks) and, once
   TensorFlow is loaded, tf.errors.OpError (unreadable records, ...).
   Anything else is a bug and keeps its traceback.
+- A flag value out of its bounds (--learning_rate=-1, --train_batch_size=0)
+  is refused in one line too, when the flags are parsed, before any work.
 - `--help` (and -h, --helpshort, --helpfull) exits 0, not absl's 1.
 
 This module imports no TensorFlow, so that create_pretraining_data.py keeps
@@ -95,8 +97,16 @@ def run(main, argv=None):
             print(f"{program}: error: {_one_line(e)}", file=sys.stderr)
             sys.exit(1)
 
+    def parse_flags(args):
+        # absl's own parser prints two lines; a bad flag value gets one.
+        try:
+            return flags.FLAGS(args)
+        except flags.Error as e:
+            print(f"{program}: error: {e}", file=sys.stderr)
+            sys.exit(1)
+
     try:
-        app.run(guarded_main, argv=argv)
+        app.run(guarded_main, argv=argv, flags_parser=parse_flags)
     except SystemExit as e:
         # absl exits 1 after printing the help it was asked for.
         if e.code == 1 and any(arg in _HELP_FLAGS for arg in argv[1:]):

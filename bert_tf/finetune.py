@@ -57,11 +57,14 @@ def define_finetune_flags(flag_values=flags.FLAGS):
         **fv)
     flags.DEFINE_bool("do_predict", False, "Predict on the test set and write the output "
                       "files.", **fv)
-    flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.", **fv)
+    flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.",
+                         lower_bound=1, **fv)
     flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs.", **fv)
+    flags.register_validator("num_train_epochs", lambda value: value > 0,
+                             "--num_train_epochs must be positive", flag_values=flag_values)
     flags.DEFINE_float(
         "warmup_proportion", 0.1, "Share of training with a linear learning-rate warmup.",
-        **fv)
+        lower_bound=0.0, upper_bound=1.0, **fv)
     flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.",
                         **fv)
 

@@ -61,21 +61,27 @@ def define_training_flags(flag_values=flags.FLAGS):
         "init_checkpoint", None,
         "Initial weights: an original Google bert_model.ckpt, a Hugging Face folder "
         "(config.json + model.safetensors), or a bert_tf checkpoint.", **fv)
+    # Bounds are checked when the flags are parsed, before any work: a
+    # --max_seq_length=2 would turn every example into [CLS][SEP].
     flags.DEFINE_integer(
         "max_seq_length", 128, "Tokens per sequence after WordPiece, [CLS]/[SEP] included. "
-        "Longer inputs are truncated, shorter ones padded.", **fv)
+        "Longer inputs are truncated, shorter ones padded.", lower_bound=4, **fv)
     flags.DEFINE_bool("do_train", False, "Whether to run training.", **fv)
     flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.", **fv)
     flags.DEFINE_integer("train_batch_size", 32, "Total (global) batch size for training.",
+                         lower_bound=1, **fv)
+    flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", lower_bound=1,
                          **fv)
-    flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", **fv)
     flags.DEFINE_float("learning_rate", 5e-5,
                        "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
+    flags.register_validator("learning_rate", lambda value: value > 0,
+                             "--learning_rate must be positive", flag_values=flag_values)
     flags.DEFINE_integer("save_checkpoints_steps", 1000,
-                         "Save a checkpoint every this many steps, and at the end.", **fv)
+                         "Save a checkpoint every this many steps, and at the end.",
+                         lower_bound=1, **fv)
     flags.DEFINE_integer("iterations_per_loop", 1000,
                          "Steps per tf.function call (one host round trip); the loss is "
-                         "logged once per loop.", **fv)
+                         "logged once per loop.", lower_bound=1, **fv)
     flags.DEFINE_enum(
         "optimizer", "adamw", list(optimization.OPTIMIZERS),
         "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.",
@@ -88,11 +94,12 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_integer(
         "gradient_accumulation_steps", 1,
         "Micro-batches per update: train_batch_size is split into this many pieces, so "
-        "that a large batch fits in memory.", **fv)
+        "that a large batch fits in memory.", lower_bound=1, **fv)
     flags.DEFINE_enum(
         "mixed_precision", "auto", list(PRECISIONS),
         "auto: bfloat16 on TPU, float16 with loss scaling on GPU, float32 on CPU.", **fv)
-    flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.", **fv)
+    flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
+                         lower_bound=1, **fv)
     flags.DEFINE_bool("jit_compile", True, "Compile the train step with XLA.", **fv)
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "

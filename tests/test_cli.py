@@ -76,3 +76,25 @@ def test_a_misspelt_config_key_stops_run_classifier_in_one_line(tmp_path):
         f"run_classifier.py: error: {tmp_path / 'bert_config.json'}: unknown key "
         "'num_hiden_layers'; did you mean 'num_hidden_layers'?")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("script,flag,message", [
+    ("run_classifier.py", "--train_batch_size=0", "flag --train_batch_size=0: 0 is not a "
+     "positive integer"),
+    ("run_classifier.py", "--eval_batch_size=0", "flag --eval_batch_size=0: 0 is not"),
+    ("run_classifier.py", "--predict_batch_size=0", "flag --predict_batch_size=0: 0 is not"),
+    ("run_classifier.py", "--learning_rate=-1", "--learning_rate must be positive"),
+    ("run_classifier.py", "--max_seq_length=2", "flag --max_seq_length=2: 2 is not integer "
+     ">= 4"),
+    ("run_pretraining.py", "--max_predictions_per_seq=200",
+     "--max_predictions_per_seq cannot exceed --max_seq_length"),
+])
+def test_flags_out_of_bounds_are_refused_before_any_work(tmp_path, script, flag, message):
+    given = (["--input_file=x"] if script == "run_pretraining.py"
+             else ["--task_name=SST-2", f"--data_dir={tmp_path}"])
+    result = _run(*given, f"--output_dir={tmp_path / 'out'}", "--do_train", flag,
+                  script=script)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert lines[-1].startswith(f"{script}: error: ") and message in lines[-1]
+    assert not (tmp_path / "out").exists()
