@@ -31,7 +31,7 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, io_utils, optimization
+from bert_tf import checkpoints, distribution, io_utils, optimization, run_dir
 from bert_tf.checkpoint_names import ENCODER
 from bert_tf.modeling import BertModel
 
@@ -74,8 +74,8 @@ def define_training_flags(flag_values=flags.FLAGS):
                          **fv)
     flags.DEFINE_float("learning_rate", 5e-5,
                        "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
-    flags.register_validator("learning_rate", lambda value: value > 0,
-                             "--learning_rate must be positive", flag_values=flag_values)
+    flags.register_validator("learning_rate", lambda value: value >= 0,
+                             "--learning_rate must not be negative", flag_values=flag_values)
     flags.DEFINE_integer("save_checkpoints_steps", 1000,
                          "Save a checkpoint every this many steps, and at the end.",
                          lower_bound=1, **fv)
@@ -246,6 +246,11 @@ class Trainer:
         self.output_dir = config.output_dir
         self.is_chief = distribution.is_chief(strategy)
         self.load_report = None
+        self.init_checkpoint = None
+        if self.is_chief:
+            # Before anything is written: a second run on this folder stops here.
+            run_dir.lock(config.output_dir)
+            run_dir.remove_debris(config.output_dir)
         self.iterations_per_loop = config.iterations_per_loop
         self.save_checkpoints_steps = config.save_checkpoints_steps
         self.accumulation_steps = config.gradient_accumulation_steps
@@ -317,6 +322,12 @@ class Trainer:
         # Every worker resumes from the chief's checkpoints, so that all
         # start from the same state.
         latest = tf.train.latest_checkpoint(self.output_dir)
+        self.init_checkpoint = init_checkpoint
+        if self.is_chief:
+            # Another model's checkpoint would fail to restore with a shape
+            # error, or restore into a model it was not trained for.
+            run_dir.check_settings(self.output_dir, "model", self._model_settings(),
+                                   resuming=bool(latest))
         if latest:
             self.checkpoint.restore(latest).assert_existing_objects_matched()
             logging.info("Resumed from %s at step %d", latest, self.global_step)
@@ -328,6 +339,22 @@ class Trainer:
         logging.info("No checkpoint in %s and no init_checkpoint: random weights.",
                      self.output_dir)
         return "from scratch"
+
+    def _model_settings(self):
+        """What the checkpoints' shapes depend on: the encoder's config and the heads."""
+        return {"bert_config": self.encoder.config.to_dict(),
+                "task": type(self.task).__name__,
+                "heads": {name: {w.path: list(w.shape) for w in head.weights}
+                          for name, head in sorted(self.heads.items())}}
+
+    def _training_settings(self, global_batch_size):
+        """What the training's result depends on (not how often it logs or saves)."""
+        fields = dataclasses.asdict(self.config)
+        for operational in ("output_dir", "iterations_per_loop", "save_checkpoints_steps",
+                            "keep_checkpoint_max", "jit_compile"):
+            fields.pop(operational)
+        return {**fields, "train_batch_size": global_batch_size,
+                "init_checkpoint": self.init_checkpoint}
 
     def _gradients(self, features):
         """One replica's loss and gradients on one (micro-)batch."""
@@ -376,6 +403,12 @@ class Trainer:
           loop), learning_rate and examples_per_second; empty when the run
           was already at num_train_steps.
         """
+        if self.is_chief:
+            # A finished run's folder, rerun with another learning rate, must not
+            # pass off the old model as the new one's ("nothing to train").
+            run_dir.check_settings(self.output_dir, "training",
+                                   self._training_settings(global_batch_size),
+                                   resuming=self.global_step > 0)
         writer = self._summary_writer("train")
         if not self.is_chief:
             os.makedirs(self._scratch_dir, exist_ok=True)

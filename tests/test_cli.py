@@ -83,7 +83,7 @@ def test_a_misspelt_config_key_stops_run_classifier_in_one_line(tmp_path):
      "positive integer"),
     ("run_classifier.py", "--eval_batch_size=0", "flag --eval_batch_size=0: 0 is not"),
     ("run_classifier.py", "--predict_batch_size=0", "flag --predict_batch_size=0: 0 is not"),
-    ("run_classifier.py", "--learning_rate=-1", "--learning_rate must be positive"),
+    ("run_classifier.py", "--learning_rate=-1", "--learning_rate must not be negative"),
     ("run_classifier.py", "--max_seq_length=2", "flag --max_seq_length=2: 2 is not integer "
      ">= 4"),
     ("run_pretraining.py", "--max_predictions_per_seq=200",

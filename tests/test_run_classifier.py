@@ -12,6 +12,7 @@ Importing run_classifier defines its flags in absl's global FLAGS, so no other
 test may import run_pretraining.py or predict_text.py in-process.
 """
 
+import json
 import math
 import os
 import shutil
@@ -26,7 +27,7 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from absl import app, flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import checkpoints, classifier_data, glue, input_pipeline, tokenization
+from bert_tf import checkpoints, classifier_data, glue, input_pipeline, run_dir, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.modeling import BertModel
 
@@ -584,3 +585,23 @@ def test_tfds_glue_mrpc_trains_evaluates_and_predicts(run_main, google_checkpoin
     assert len(read_tsv(output_dir / "test_results.tsv")) == 4
     submission = read_tsv(output_dir / "MRPC.tsv")
     assert [int(row[0]) for row in submission[1:]] == test_indices
+
+
+def test_a_rerun_with_other_settings_is_refused_saying_what_differs(
+        run_main, google_checkpoint, tmp_path):
+    data_dir = copy_task("MRPC", tmp_path)
+    output_dir = tmp_path / "output"
+    run_main("--task_name=MRPC", "--do_train", *small_flags(google_checkpoint, data_dir,
+                                                             output_dir))
+    settings = json.loads((output_dir / run_dir.SETTINGS_FILE).read_text())
+    assert settings["training"]["learning_rate"] == 1e-3
+    # The same settings resume (here: nothing left to train).
+    run_main("--task_name=MRPC", "--do_train", *small_flags(google_checkpoint, data_dir,
+                                                             output_dir))
+    with pytest.raises(run_dir.RunDirError, match="learning_rate: 0.001 there, 0.002 now"):
+        run_main("--task_name=MRPC", "--do_train",
+                 *small_flags(google_checkpoint, data_dir, output_dir), "--learning_rate=2e-3")
+    # Another task's model (3 labels, not 2) is refused before its checkpoint is read.
+    with pytest.raises(run_dir.RunDirError, match="other model settings"):
+        run_main("--task_name=MNLI", "--do_eval",
+                 *small_flags(google_checkpoint, copy_task("MNLI", tmp_path), output_dir))

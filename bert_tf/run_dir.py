@@ -1,0 +1,129 @@
+"""An output_dir belongs to one run: a lock, a record of the run's settings, no debris.
+
+- lock(): while a run works in output_dir it holds an advisory lock on
+  output_dir/.lock (fcntl.flock). A second run on the same folder refuses
+  at once, naming the first one's process, instead of both overwriting
+  each other's records and checkpoints. The operating system releases the
+  lock when the process ends, however it ends (kill -9 included), so there
+  is no stale lock to remove. Folders on remote filesystems (gs://) have no
+  lock.
+- check_settings(): a run records what its checkpoints depend on in
+  output_dir/run_settings.json; a later run in the same folder resumes only
+  when its settings are the same, and otherwise refuses, saying what differs,
+  rather than resume another run's model or report its numbers as its own.
+- remove_debris(): checkpoint writes that a kill -9 cut short leave
+  ckpt-N_temp folders behind; a run removes them before it starts.
+"""
+
+import fcntl
+import json
+import os
+import shutil
+
+import tensorflow as tf
+from absl import logging
+
+from bert_tf import io_utils
+
+SETTINGS_FILE = "run_settings.json"
+LOCK_FILE = ".lock"
+
+# The locks this process holds, by folder: a process that builds a second
+# Trainer on the same folder (the notebook, a test) already owns it.
+_held = {}
+
+
+class RunDirError(ValueError):
+    """An output_dir that this run must not use; the message says why and what to do."""
+
+
+def _is_local(path):
+    return "://" not in path
+
+
+def lock(output_dir):
+    """Takes the lock on output_dir for the rest of this process, creating the folder.
+
+    Args:
+      output_dir: The run's folder.
+
+    Raises:
+      RunDirError: another process holds it.
+    """
+    tf.io.gfile.makedirs(output_dir)
+    if not _is_local(output_dir):
+        return
+    key = os.path.realpath(output_dir)
+    if key in _held:
+        return
+    path = os.path.join(output_dir, LOCK_FILE)
+    handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115  (held until exit)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise RunDirError(
+            f"{output_dir} is in use by another run (process {holder}); wait for it to "
+            "finish, or give another --output_dir") from None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    _held[key] = handle
+
+
+def remove_debris(output_dir):
+    """Removes the ckpt-N_temp folders of checkpoint writes that were cut short.
+
+    Call it holding the lock: a running writer's folder must not go.
+
+    Args:
+      output_dir: The run's folder.
+    """
+    for path in tf.io.gfile.glob(os.path.join(output_dir, "ckpt-*_temp*")):
+        if tf.io.gfile.isdir(path):
+            logging.info("Removing %s, left by an interrupted checkpoint write", path)
+            if _is_local(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                tf.io.gfile.rmtree(path)
+
+
+def check_settings(output_dir, group, settings, resuming):
+    """Checks a group of settings against the record when resuming; records them otherwise.
+
+    Args:
+      output_dir: The run's folder.
+      group: "model" (what the checkpoints' shapes depend on: checked by
+        any run that resumes) or "training" (what the training's result
+        depends on: checked by a run that goes on training).
+      settings: A JSON-serializable dict.
+      resuming: Whether this run continues from the folder's checkpoint; a
+        run that starts afresh replaces the group's record.
+
+    Raises:
+      RunDirError: the folder records other settings for the group, naming
+        each difference.
+    """
+    path = os.path.join(output_dir, SETTINGS_FILE)
+    recorded = {}
+    if tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path) as f:
+            recorded = json.load(f)
+    # A JSON round trip, so that tuples and lists compare alike.
+    settings = json.loads(json.dumps(settings))
+    if resuming and group in recorded:
+        differences = [f"{key}: {recorded[group].get(key)!r} there, {settings.get(key)!r} now"
+                       for key in sorted(set(recorded[group]) | set(settings))
+                       if recorded[group].get(key) != settings.get(key)]
+        if differences:
+            raise RunDirError(
+                f"{output_dir} holds a run with other {group} settings ("
+                f"{'; '.join(differences)}): give another --output_dir to start fresh, or "
+                "delete that one")
+        return
+    recorded[group] = settings
+    with io_utils.atomic_write(path, "w") as f:
+        json.dump(recorded, f, indent=2, sort_keys=True)
