@@ -77,15 +77,17 @@ def _fail(message):
 def _check_input(flag_name, patterns):
     """Exits with a clear message unless the files hold records the flags fit.
 
-    A missing file, or a --max_seq_length or --max_predictions_per_seq other
-    than the data's, would otherwise fail only after the model is built, in
-    the middle of the first step.
+    A missing, truncated or corrupt file, or a --max_seq_length or
+    --max_predictions_per_seq other than the data's, would otherwise fail only
+    after the model is built, in the middle of training.
 
     Args:
       flag_name: The flag that named the files, for the message.
       patterns: Its value: comma-separated file patterns.
     """
     try:
+        if not input_pipeline.count_records(patterns):
+            raise StopIteration
         next(iter(input_pipeline.pretraining_dataset(
             patterns, 1, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
             is_training=False)))

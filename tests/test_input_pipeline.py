@@ -142,3 +142,15 @@ def test_a_pattern_that_matches_nothing_is_an_error(tmp_path):
         input_pipeline.pretraining_dataset(
             str(tmp_path / "*.tfrecord"), batch_size=1, max_seq_length=SEQ,
             max_predictions_per_seq=PREDICTIONS, is_training=False)
+
+
+def test_count_records_names_a_truncated_file(tmp_path):
+    path = tmp_path / "data.tfrecord"
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(10):
+            writer.write(f"record {i}".encode())
+    assert input_pipeline.count_records(str(path)) == 10
+    cut = tmp_path / "cut.tfrecord"
+    cut.write_bytes(path.read_bytes()[:-5])
+    with pytest.raises(ValueError, match=f"{cut}: corrupt or truncated"):
+        input_pipeline.count_records(f"{path},{cut}")

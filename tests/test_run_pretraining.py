@@ -356,6 +356,12 @@ BAD_INPUT = {
     "records of another length": ({"max_seq_length": 12},
                                   "the records do not hold 12 input_ids and 4 "
                                   "masked_lm_positions"),
+    "random bytes": ({"input_file": "{tmp}/random.tfrecord"},
+                     "--input_file: {tmp}/random.tfrecord: corrupt or truncated after its "
+                     "first 0 good records"),
+    # Records past the first are cut: the start-up check reads every record.
+    "truncated file": ({"input_file": "{tmp}/truncated.tfrecord"},
+                       "--input_file: {tmp}/truncated.tfrecord: corrupt or truncated"),
 }
 
 
@@ -369,6 +375,9 @@ def bad_input_runs(tmp_path_factory, synthetic):
     started = {}
     for case, (overrides, _) in BAD_INPUT.items():
         tmp = tmp_path_factory.mktemp("bad_input")
+        (tmp / "random.tfrecord").write_bytes(np.random.default_rng(0).bytes(4000))
+        with open(synthetic["records"], "rb") as f:
+            (tmp / "truncated.tfrecord").write_bytes(f.read()[:-100])
         output_dir = tmp / "out"
         overrides = {k: str(v).format(tmp=tmp) for k, v in overrides.items()}
         started[case] = (tmp, output_dir, subprocess.Popen(
