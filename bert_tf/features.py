@@ -126,3 +126,36 @@ def tagging_features(max_seq_length):
         FeatureSpec("sentence_index", 1, INT64),
         FeatureSpec("is_real_example", 1, INT64),
     )
+
+
+def squad_features(max_seq_length, is_training):
+    """The features of a SQuAD record: one window of one question (run_squad.py).
+
+    The names are the original run_squad.py's; squad.records.write_tfrecord
+    writes them.
+
+    Args:
+      max_seq_length: tokens per window, [CLS] and [SEP]s included.
+      is_training: whether the record holds the answer's positions.
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [max_seq_length] int64;
+        unique_ids: [1] int64, the window's id, which ties its logits back to
+          its question (0 for padding records);
+        start_positions, end_positions: [1] int64, only when is_training: the
+          answer's first and last token in the window, 0 ([CLS]) when the
+          window does not hold it or the question has no answer;
+        is_real_example: [1] int64, 0 for the padding records that fill the
+          last predict batch.
+    """
+    specs = [
+        FeatureSpec("unique_ids", 1, INT64),
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+    ]
+    if is_training:
+        specs += [FeatureSpec("start_positions", 1, INT64), FeatureSpec("end_positions", 1, INT64)]
+    specs.append(FeatureSpec("is_real_example", 1, INT64))
+    return tuple(specs)

@@ -248,6 +248,64 @@ class ClassifierHead(Head):
         return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
 
 
+class SpanHead(Head):
+    """Scores each token as the start and as the end of an answer (cls/squad).
+
+    One dense layer from the hidden size to two outputs at every position,
+    as the original run_squad.py: output_weights [2, hidden] (row 0 scores
+    starts, row 1 ends) and output_bias [2], with no dropout before it (the
+    original had none on the squad logits). Hugging Face's
+    BertForQuestionAnswering names them qa_outputs.weight and
+    qa_outputs.bias, in the same [out, in] layout: no transpose.
+    """
+
+    checkpoint_key = "squad"
+
+    @classmethod
+    def weight_names(cls):
+        """The original's cls/squad/*, Hugging Face's qa_outputs.*."""
+        key = cls.checkpoint_key
+        return [WeightName(key, "output_weights", "cls/squad/output_weights",
+                           "qa_outputs.weight"),
+                WeightName(key, "output_bias", "cls/squad/output_bias", "qa_outputs.bias")]
+
+    @classmethod
+    def from_shapes(cls, encoder, shapes):
+        """A head for encoder's width (its shapes follow the config)."""
+        return cls(encoder.config)
+
+    def __init__(self, config, **kwargs):
+        """Creates output_weights [2, hidden] and output_bias [2].
+
+        Args:
+          config: The encoder's BertConfig (for width and init).
+          **kwargs: Passed to keras.layers.Layer.
+        """
+        kwargs.setdefault("name", "squad")
+        super().__init__(**kwargs)
+        self.output_weights = self.add_weight(
+            name="output_weights", shape=(2, config.hidden_size),
+            initializer=create_initializer(config))
+        self.output_bias = self.add_weight(
+            name="output_bias", shape=(2,), initializer="zeros")
+        self.built = True
+
+    def call(self, sequence_output):
+        """Scores every position.
+
+        Args:
+          sequence_output: [batch, seq, hidden].
+
+        Returns:
+          (start_logits, end_logits): float32, each [batch, seq].
+        """
+        weights = tf.cast(self.output_weights, sequence_output.dtype)
+        # [batch, seq, 2]
+        logits = tf.cast(tf.einsum("bsh,oh->bso", sequence_output, weights), tf.float32)
+        logits += tf.cast(self.output_bias, tf.float32)
+        return logits[:, :, 0], logits[:, :, 1]
+
+
 # Every head bert_tf defines: what convert_checkpoint.py looks for in a
 # checkpoint. A new head class is added here, beside its definition.
-HEAD_TYPES = (MaskedLMHead, NextSentenceHead, ClassifierHead)
+HEAD_TYPES = (MaskedLMHead, NextSentenceHead, ClassifierHead, SpanHead)

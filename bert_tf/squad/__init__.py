@@ -1,0 +1,57 @@
+"""SQuAD question answering data: reading, windows, records, predictions and scores.
+
+`read_squad_examples` turns a SQuAD v1.1 or v2.0 JSON file into
+`SquadExample`s, as the original run_squad.py reads it, and checks it: a bad
+file is a `SquadDataError` that names the file and the question id or JSON
+location. `convert_examples_to_features` cuts each example into the
+original's `[CLS] question [SEP] context span [SEP]` windows (`InputFeatures`),
+tokenizing each distinct context and word once; `write_tfrecord` writes them
+as the records of `features.squad_features`. `write_predictions` turns the
+windows' start and end logits back into answer texts, n-best lists and null
+odds, as the original does; `evaluate` and `evaluate_v1` score them with the
+official SQuAD 2.0 and 1.1 metrics.
+
+The modules, each importing only those above it:
+  reading.py: JSON files -> SquadExample (SquadDataError), split_context, load_json;
+  windows.py: SquadExample -> InputFeatures: doc spans, max context, answer positions;
+  records.py: InputFeatures -> TFRecords, through bert_tf.io_utils.atomic_write;
+  postprocess.py: logits -> predictions, n-best lists, null odds (get_final_text);
+  evaluation.py: the official exact match and F1, v2.0 and v1.1.
+"""
+
+from bert_tf.squad.evaluation import (
+    answerable_questions,
+    evaluate,
+    evaluate_v1,
+    exact_match_score,
+    f1_score,
+    normalize_answer,
+)
+from bert_tf.squad.postprocess import get_final_text, write_predictions
+from bert_tf.squad.reading import SquadDataError, SquadExample, read_squad_examples
+from bert_tf.squad.records import write_tfrecord
+from bert_tf.squad.windows import (
+    InputFeatures,
+    check_is_max_context,
+    convert_examples_to_features,
+    improve_answer_span,
+)
+
+__all__ = [
+    "InputFeatures",
+    "SquadDataError",
+    "SquadExample",
+    "answerable_questions",
+    "check_is_max_context",
+    "convert_examples_to_features",
+    "evaluate",
+    "evaluate_v1",
+    "exact_match_score",
+    "f1_score",
+    "get_final_text",
+    "improve_answer_span",
+    "normalize_answer",
+    "read_squad_examples",
+    "write_predictions",
+    "write_tfrecord",
+]

@@ -1,0 +1,403 @@
+"""Extractive question answering (SQuAD 1.1 and 2.0): an answer span in the context.
+
+The head (heads.SpanHead) scores every token of a [CLS] question [SEP]
+context [SEP] window as the start and as the end of the answer, as the
+original run_squad.py did. Contexts longer than a window are cut into
+overlapping windows by the data module (bert_tf.squad); squad.write_predictions
+then picks each question's best span over all its windows, from the start
+and end logits that this task predicts per window, and squad.evaluate scores
+them with the official script's metrics.
+
+SQuAD 2.0 models answer "no answer" with the span [CLS]..[CLS] (position 0):
+a question is unanswerable when that null score beats the best span's by
+more than null_score_diff_threshold.
+"""
+
+import dataclasses
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf import features as feature_contracts
+from bert_tf import squad, text_ops
+from bert_tf.heads import SpanHead
+from bert_tf.tasks.base import Task, encoder_inputs
+
+_SPAN = SpanHead.checkpoint_key
+
+# What trimmed positions get in the predicted logits: they are padding, never
+# an answer, and a logit this low keeps them out of every n-best list.
+_PADDING_LOGIT = -10000.0
+
+
+@dataclasses.dataclass
+class SquadReferences:
+    """What QuestionAnsweringTask.score() needs besides the predicted logits.
+
+    Attributes:
+      examples: The questions, squad.read_squad_examples()' SquadExamples.
+      features: Their windows, squad.convert_examples_to_features()'
+        InputFeatures, whose unique_ids the predictions carry.
+      dataset: The SQuAD json (a path or the parsed dict) with the gold
+        answers, for score(); None when there are none (a test set).
+      output_dir: Where predictions.json, nbest_predictions.json and (for
+        SQuAD 2.0) null_odds.json are written; None to write nothing.
+    """
+
+    examples: list
+    features: list
+    dataset: object = None
+    output_dir: str | None = None
+
+
+class QuestionAnsweringTask(Task):
+    """Finds each question's answer span in its context (SQuAD).
+
+    Features (features.squad_features): input_ids, input_mask, segment_ids
+    [batch, seq]; unique_ids [batch, 1]; start_positions and end_positions
+    [batch, 1] in training records only; is_real_example [batch, 1].
+    """
+
+    def __init__(self, max_seq_length=384, version_2_with_negative=False, n_best_size=20,
+                 max_answer_length=30, do_lower_case=True, null_score_diff_threshold=0.0,
+                 max_query_length=64, verbose_logging=False):
+        """Describes the task.
+
+        Args:
+          max_seq_length: The windows' length, [CLS] and [SEP]s included.
+          version_2_with_negative: SQuAD 2.0: questions may have no answer.
+          n_best_size: Candidates per question in nbest_predictions.json.
+          max_answer_length: The longest answer, in word pieces.
+          do_lower_case: As the model's tokenizer (to map answers back to
+            the context's text).
+          null_score_diff_threshold: SQuAD 2.0: predict "no answer" when the
+            null score exceeds the best span's by more than this.
+          max_query_length: Question pieces kept (the exported model's).
+          verbose_logging: Log why a predicted answer could not be mapped
+            back onto the context.
+
+        Raises:
+          ValueError: for lengths that leave no room for an answer.
+        """
+        if max_answer_length < 1:
+            raise ValueError(f"--max_answer_length={max_answer_length} must be at least 1")
+        if max_seq_length <= max_query_length + 3:
+            raise ValueError(f"--max_seq_length={max_seq_length} must be greater than "
+                             f"--max_query_length={max_query_length} + 3")
+        self.max_seq_length = max_seq_length
+        self.version_2_with_negative = version_2_with_negative
+        self.n_best_size = n_best_size
+        self.max_answer_length = max_answer_length
+        self.do_lower_case = do_lower_case
+        self.null_score_diff_threshold = null_score_diff_threshold
+        self.max_query_length = max_query_length
+        self.verbose_logging = verbose_logging
+
+    def feature_specs(self, is_training=True):
+        """run_squad.py's records (the original's, plus is_real_example).
+
+        Args:
+          is_training: Training records carry the answer's start_positions and
+            end_positions; prediction records do not.
+
+        Returns:
+          features.squad_features' tuple.
+        """
+        return feature_contracts.squad_features(self.max_seq_length, is_training)
+
+    def create_heads(self, encoder):
+        """Returns {"squad": SpanHead}."""
+        return {_SPAN: SpanHead(encoder.config)}
+
+    def forward(self, encoder, heads, features, training):
+        """Returns {"start_logits", "end_logits"}: float32 [batch, seq] each."""
+        # [batch, seq, hidden]
+        sequence = encoder(encoder_inputs(features), training=training)["sequence_output"]
+        start_logits, end_logits = heads[_SPAN](sequence)
+        return {"start_logits": start_logits, "end_logits": end_logits}
+
+    def _position_losses(self, features, outputs):
+        """Cross-entropy of the start and of the end position, [batch] each.
+
+        As the original: a softmax over every position of the window, padding
+        included, against the position as a one-hot vector.
+        """
+        def cross_entropy(logits, positions):
+            one_hot = tf.one_hot(positions, depth=tf.shape(logits)[1], dtype=tf.float32)
+            return -tf.reduce_sum(one_hot * tf.nn.log_softmax(logits, axis=-1), axis=-1)
+
+        return (cross_entropy(outputs["start_logits"], features["start_positions"][:, 0]),
+                cross_entropy(outputs["end_logits"], features["end_positions"][:, 0]))
+
+    @staticmethod
+    def _real(features):
+        """[batch] float32 weights: 1 for real records, 0 for padding ones."""
+        if "is_real_example" in features:
+            return tf.cast(features["is_real_example"][:, 0], tf.float32)
+        return tf.ones_like(features["unique_ids"][:, 0], tf.float32)
+
+    def losses(self, features, outputs):
+        """Returns {"loss", "start_loss", "end_loss"}: means over real records.
+
+        loss is the original's (start_loss + end_loss) / 2.
+        """
+        weights = self._real(features)
+        total = tf.maximum(tf.reduce_sum(weights), 1.0)
+        start, end = self._position_losses(features, outputs)
+        start_loss = tf.reduce_sum(start * weights) / total
+        end_loss = tf.reduce_sum(end * weights) / total
+        return {"loss": (start_loss + end_loss) / 2.0, "start_loss": start_loss,
+                "end_loss": end_loss}
+
+    def create_metrics(self):
+        """Streaming eval_loss; it stays empty on records without positions.
+
+        Prediction records carry no answer positions (SQuAD's answers are
+        scored on text by score()), so there is nothing else to stream.
+        """
+        return {"eval_loss": tf.keras.metrics.Mean()}
+
+    def update_metrics(self, metrics, features, outputs):
+        """Accumulates the loss of one batch of training-layout records."""
+        # The features' keys are fixed when the step is traced: prediction
+        # records have no positions and no loss.
+        if "start_positions" not in features:
+            return
+        start, end = self._position_losses(features, outputs)
+        metrics["eval_loss"].update_state((start + end) / 2.0,
+                                          sample_weight=self._real(features))
+
+    def _full_length(self, logits):
+        """Pads [batch, seq] logits back to max_seq_length (for batches cut shorter)."""
+        padding = [[0, 0], [0, self.max_seq_length - tf.shape(logits)[1]]]
+        return tf.pad(logits, padding, constant_values=_PADDING_LOGIT)
+
+    def predictions(self, features, outputs):
+        """Per window: unique_ids [batch], start_logits and end_logits
+        [batch, max_seq_length], is_real_example [batch]."""
+        real = features.get("is_real_example", tf.ones_like(features["unique_ids"]))
+        return {
+            "unique_ids": features["unique_ids"][:, 0],
+            "start_logits": self._full_length(outputs["start_logits"]),
+            "end_logits": self._full_length(outputs["end_logits"]),
+            "is_real_example": real[:, 0],
+        }
+
+    def write_predictions(self, predictions, references):
+        """Each question's answer from its windows' logits, as the original chose it.
+
+        Args:
+          predictions: finetune.predict()'s dict of predictions() over the
+            real windows.
+          references: A SquadReferences (its dataset is not needed).
+
+        Returns:
+          squad.write_predictions' (predictions, nbest, null_odds); the files
+          are written to references.output_dir when it is set.
+        """
+        # Rows of the arrays, not lists: postprocessing converts one window's
+        # logits at a time, which keeps memory flat on the whole dev set.
+        results = {int(unique_id): (start, end)
+                   for unique_id, start, end in zip(
+                       np.asarray(predictions["unique_ids"]).reshape(-1),
+                       predictions["start_logits"], predictions["end_logits"], strict=True)}
+        return squad.write_predictions(
+            references.examples, references.features, results, self.n_best_size,
+            self.max_answer_length, self.do_lower_case,
+            version_2_with_negative=self.version_2_with_negative,
+            null_score_diff_threshold=self.null_score_diff_threshold,
+            verbose_logging=self.verbose_logging, output_dir=references.output_dir)
+
+    def score(self, predictions, references):
+        """The official SQuAD metrics of the predicted answers.
+
+        Args:
+          predictions: finetune.predict()'s dict over the real windows.
+          references: A SquadReferences with the dataset's gold answers.
+
+        Returns:
+          SQuAD 1.1: {"exact_match", "f1"} (evaluate-v1.1.py's), over the
+          answerable questions (a 1.1 model reads no others; see
+          squad.read_squad_examples). SQuAD 2.0: the v2.0 script's dict
+          (exact, f1, total, HasAns_*, NoAns_*, best_*), with null_odds.json's
+          scores as the no-answer probabilities.
+
+        Raises:
+          ValueError: when references has no dataset.
+        """
+        if references.dataset is None:
+            raise ValueError("scoring needs the SQuAD json with the gold answers")
+        answers, _, null_odds = self.write_predictions(predictions, references)
+        if self.version_2_with_negative:
+            return squad.evaluate(references.dataset, answers, na_probs=null_odds)
+        return squad.evaluate_v1(squad.answerable_questions(references.dataset), answers)
+
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+        """A QuestionAnsweringServingModule whose "serving_default" takes
+        questions and contexts."""
+        module = QuestionAnsweringServingModule(
+            encoder, heads[_SPAN], vocab_file, do_lower_case, max_seq_length,
+            max_query_length=self.max_query_length, max_answer_length=self.max_answer_length,
+            version_2_with_negative=self.version_2_with_negative,
+            null_score_diff_threshold=self.null_score_diff_threshold)
+        return module, {"serving_default": module.answer}
+
+
+def best_spans(start_logits, end_logits, context_start, context_length, max_answer_length):
+    """The best answer span of each window: start <= end, both in the context.
+
+    Every (start, end) pair is scored, start_logit + end_logit, so this
+    finds the best valid span even where the original, which only paired its
+    n_best_size best starts with its n_best_size best ends, found none.
+
+    Args:
+      start_logits, end_logits: float32 [batch, seq].
+      context_start: int64 [batch], the column of each window's first
+        context piece.
+      context_length: int64 [batch], its number of context pieces.
+      max_answer_length: The most pieces an answer spans.
+
+    Returns:
+      (start, end, score, found): int64 [batch] columns (end inclusive),
+      float32 [batch] scores and bool [batch], False where the context is
+      empty (start, end and score are then 0).
+    """
+    seq = tf.shape(start_logits, out_type=tf.int64)[1]
+    column = tf.range(seq)
+    context_end = context_start + context_length
+    # [batch, seq]
+    in_context = ((column[tf.newaxis, :] >= context_start[:, tf.newaxis])
+                  & (column[tf.newaxis, :] < context_end[:, tf.newaxis]))
+    # [seq (start), seq (end)]: end - start.
+    span_length = column[tf.newaxis, :] - column[:, tf.newaxis]
+    # [batch, start, end]
+    valid = (in_context[:, :, tf.newaxis] & in_context[:, tf.newaxis, :]
+             & ((span_length >= 0) & (span_length < max_answer_length))[tf.newaxis])
+    scores = start_logits[:, :, tf.newaxis] + end_logits[:, tf.newaxis, :]
+    scores = tf.reshape(tf.where(valid, scores, -np.inf), [tf.shape(scores)[0], -1])
+    best = tf.argmax(scores, axis=1)
+    found = context_length > 0
+    zero = tf.zeros_like(best)
+    return (tf.where(found, best // seq, zero), tf.where(found, best % seq, zero),
+            tf.where(found, tf.reduce_max(scores, axis=1), 0.0), found)
+
+
+class QuestionAnsweringServingModule(tf.Module):
+    """Answers questions about raw contexts, with the answer's character offsets.
+
+    One window per question: [CLS] question [SEP] context [SEP], the question
+    cut to max_query_length pieces and the context to what then fits in
+    max_seq_length. A context longer than that is cut, and its later text
+    cannot be the answer (run_squad.py's windows cover the whole context;
+    here, split a long context and ask each part).
+
+    The context is split into words where basic tokenization splits it (on
+    whitespace, with each punctuation mark a word of its own), each word into
+    word pieces as in training. The answer is the best span of pieces (start
+    <= end, fewer than max_answer_length, both in the context), widened to
+    whole words: its text is the context's own substring from the first
+    word's start to the last word's end.
+
+    Signature "serving_default": question, context [batch] string ->
+      answer_text [batch] string ("" when there is no answer),
+      answer_start, answer_end [batch] int64: character offsets in the
+        context (end exclusive), in Unicode code points; -1 when no answer,
+      score [batch] float32: the answer's start + end logit; without an
+        answer, 0 for an empty context, else the null score (position 0's
+        start + end logit) that made a SQuAD 2.0 model abstain,
+      has_answer [batch] bool: False for an empty context, or when a SQuAD 2.0
+        model's null score beats the span's by more than the threshold.
+    """
+
+    def __init__(self, encoder, head, vocab_file, do_lower_case, max_seq_length,
+                 max_query_length=64, max_answer_length=30, version_2_with_negative=False,
+                 null_score_diff_threshold=0.0):
+        """Wraps a trained encoder and head.
+
+        Args:
+          encoder: A BertModel.
+          head: Its heads.SpanHead.
+          vocab_file: The vocab the model was trained with.
+          do_lower_case: As in training.
+          max_seq_length: As in training.
+          max_query_length: Question pieces kept, as in training.
+          max_answer_length: The longest answer, in pieces.
+          version_2_with_negative: Whether the model may answer "no answer".
+          null_score_diff_threshold: As QuestionAnsweringTask's.
+        """
+        super().__init__(name="bert_question_answering")
+        self.encoder = encoder
+        self.head = head
+        self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
+        self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
+                                          self.tokenizer.vocab["[SEP]"])
+        self.max_seq_length = max_seq_length
+        self.max_query_length = max_query_length
+        self.max_answer_length = max_answer_length
+        self.version_2_with_negative = version_2_with_negative
+        self.null_score_diff_threshold = null_score_diff_threshold
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="question"),
+                                  tf.TensorSpec([None], tf.string, name="context")])
+    def answer(self, question, context):
+        """Answers each question from its context; see the class docstring."""
+        # [batch, (words)] the context's words and their byte offsets in it.
+        words, byte_starts, byte_ends = self.tokenizer.split_words_with_offsets(context)
+        # [words, (pieces)] of every word of the batch. A word that
+        # tokenization deletes entirely has no piece, as in training.
+        pieces = self.tokenizer.tokenize(words.flat_values)
+        # [batch, (pieces)]: each context's pieces, back to back.
+        context_pieces = tf.RaggedTensor.from_row_lengths(
+            pieces.flat_values,
+            tf.math.unsorted_segment_sum(pieces.row_lengths(), words.value_rowids(),
+                                         num_segments=words.nrows()))
+        # [batch, (pieces)]
+        question_pieces = self.tokenizer.tokenize(question)[:, :self.max_query_length]
+        question_length = question_pieces.row_lengths()
+        # The context keeps what fits beside the question, as the first of the
+        # original's windows; the packer then cuts nothing.
+        budget = self.max_seq_length - 3 - question_length
+        in_budget = tf.ragged.range(context_pieces.row_lengths()) < budget[:, tf.newaxis]
+        context_kept = tf.ragged.boolean_mask(context_pieces, in_budget)
+        packed = self.packer(question_pieces, context_kept)
+        # [batch, seq, hidden]
+        sequence = self.encoder(packed, training=False)["sequence_output"]
+        start_logits, end_logits = self.head(sequence)
+
+        context_start = question_length + 2
+        start, end, score, has_answer = best_spans(
+            start_logits, end_logits, context_start, context_kept.row_lengths(),
+            self.max_answer_length)
+        if self.version_2_with_negative:
+            null_score = start_logits[:, 0] + end_logits[:, 0]
+            answerable = null_score - score <= self.null_score_diff_threshold
+            score = tf.where(has_answer & ~answerable, null_score, score)
+            has_answer &= answerable
+
+        # Columns -> the context's pieces -> their words -> byte offsets. Each
+        # table gets one spare entry, so that a batch without a single piece
+        # still gathers (at index 0, for rows without an answer).
+        def gather(values, indices):
+            return tf.gather(tf.concat([values, tf.zeros([1], values.dtype)], 0),
+                             tf.where(has_answer, indices, 0))
+
+        row_start = context_pieces.row_starts()
+        piece_words = pieces.value_rowids()
+        byte_start = gather(byte_starts.flat_values,
+                            gather(piece_words, row_start + start - context_start))
+        byte_end = gather(byte_ends.flat_values,
+                          gather(piece_words, row_start + end - context_start))
+        text = tf.strings.substr(context, byte_start, byte_end - byte_start)
+        # Byte offsets to code point offsets: the length of the text before them.
+        char_start = tf.cast(tf.strings.length(
+            tf.strings.substr(context, tf.zeros_like(byte_start), byte_start),
+            unit="UTF8_CHAR"), tf.int64)
+        char_end = char_start + tf.cast(tf.strings.length(text, unit="UTF8_CHAR"), tf.int64)
+        none = -tf.ones_like(char_start)
+        return {
+            "answer_text": tf.where(has_answer, text, ""),
+            "answer_start": tf.where(has_answer, char_start, none),
+            "answer_end": tf.where(has_answer, char_end, none),
+            "score": score,
+            "has_answer": has_answer,
+        }
