@@ -21,9 +21,13 @@ import re
 import shutil
 
 import numpy as np
+import safetensors
 import tensorflow as tf
 from absl import logging
+from safetensors import safe_open
+from safetensors.numpy import save_file
 
+from bert_tf import io_utils
 from bert_tf.checkpoint_names import (
     ENCODER,
     ENCODER_PREFIXES,
@@ -79,15 +83,47 @@ def resolve_checkpoint_path(path):
     return ("tf2" if "_CHECKPOINTABLE_OBJECT_GRAPH" in names else "google"), path
 
 
+# What reading a damaged file raises: a truncated .data file gives an
+# IndexError or a DataLossError, a truncated model.safetensors a
+# SafetensorError (not a ValueError).
+_READ_ERRORS = (IndexError, OSError, tf.errors.OpError, safetensors.SafetensorError)
+
+
+def _unreadable(path, error):
+    """A CheckpointError for a file that cannot be read, naming it."""
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return CheckpointError(f"{path}: cannot be read ({type(error).__name__}: {reason}); "
+                           "is it complete? Copy or convert it again")
+
+
 def _read_tensors(fmt, path):
     """Returns {name: callable returning np.ndarray} and {name: shape}.
 
     Tensors are read lazily so that a large checkpoint is read once, tensor
     by tensor, and unused optimizer slots are never read.
-    """
-    if fmt == "hf":
-        from safetensors import safe_open
 
+    Raises:
+      CheckpointError: naming the file, if it (or a tensor) cannot be read.
+    """
+    try:
+        tensors, shapes = _open_tensors(fmt, path)
+    except _READ_ERRORS as e:
+        raise _unreadable(path, e) from None
+
+    def checked(read):
+        def read_or_fail():
+            try:
+                return read()
+            except _READ_ERRORS as e:
+                raise _unreadable(path, e) from None
+        return read_or_fail
+
+    return {name: checked(read) for name, read in tensors.items()}, shapes
+
+
+def _open_tensors(fmt, path):
+    """_read_tensors' work, without the error translation."""
+    if fmt == "hf":
         file = os.path.join(path, "model.safetensors")
         handle = safe_open(file, framework="np")
         tensors, shapes = {}, {}
@@ -347,8 +383,6 @@ def save_hf_folder(folder, encoder, heads=None):
     Returns:
       The folder.
     """
-    from safetensors.numpy import save_file
-
     values = _named_values("hf", encoder, heads)
     if heads:
         encoder_names = {name.hf for name in
@@ -359,8 +393,15 @@ def save_hf_folder(folder, encoder, heads=None):
         for copy, attr in head.hf_copies.items():
             values[copy] = values[by_attr[attr]]
     os.makedirs(folder, exist_ok=True)
-    save_file(values, os.path.join(folder, "model.safetensors"))
-    with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
+    path = os.path.join(folder, "model.safetensors")
+    with io_utils.atomic_path(path) as temporary:
+        save_file(values, temporary)
+        # safetensors creates its file private (0600); give it the mode every
+        # other output gets (0666 less the umask).
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+    with io_utils.atomic_write(os.path.join(folder, "config.json"), "w") as f:
         json.dump(encoder.config.to_hf_dict(), f, indent=2, sort_keys=True)
     return folder
 

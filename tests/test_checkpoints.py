@@ -247,3 +247,25 @@ def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inpu
     for a, b in zip(_outputs(encoder, heads, tiny_inputs), _outputs(*target, tiny_inputs),
                     strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("fmt", ["hf", "google"])
+def test_a_truncated_checkpoint_is_a_checkpoint_error_naming_it(tmp_path, tiny_config, fmt):
+    encoder = BertModel(tiny_config)
+    if fmt == "hf":
+        path = checkpoints.save_hf_folder(str(tmp_path / "hf"), encoder)
+        data = tmp_path / "hf" / "model.safetensors"
+        assert oct(data.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    else:
+        path = checkpoints.save_google_checkpoint(str(tmp_path / "g" / "bert_model.ckpt"),
+                                                  encoder)
+        (data,) = (tmp_path / "g").glob("bert_model.ckpt.data-*")
+    data.write_bytes(data.read_bytes()[:data.stat().st_size // 2])
+    with pytest.raises(CheckpointError, match="cannot be read .*is it complete"):
+        checkpoints.load_weights(path, BertModel(tiny_config))
+
+
+def _umask():
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
