@@ -102,10 +102,14 @@ def main(_):
     label_list = _label_list(splits.get("train", (None, None))[1])
     label_ids = {name: tagging_data.tag_ids(sentences, label_list, path)
                  for name, (path, sentences) in splits.items() if name != "predict"}
+    tokenizer = files.tokenizer()
     num_train_steps, num_warmup_steps = 0, 0
     if FLAGS.do_train:
+        # An epoch is every window once: a long sentence counts as its windows.
+        num_windows = tagging_data.count_windows(splits["train"][1], tokenizer,
+                                                 FLAGS.max_seq_length, stride)
         num_train_steps, num_warmup_steps = finetune.train_steps(
-            len(splits["train"][1]), FLAGS.train_batch_size, FLAGS.num_train_epochs,
+            num_windows, FLAGS.train_batch_size, FLAGS.num_train_epochs,
             FLAGS.warmup_proportion)
 
     task = TaggingTask(label_list, FLAGS.max_seq_length)
@@ -114,7 +118,6 @@ def main(_):
     if trainer.is_chief and FLAGS.do_train:
         with open(os.path.join(FLAGS.output_dir, _LABEL_FILE), "w", encoding="utf-8") as f:
             f.write("".join(f"{label}\n" for label in label_list))
-    tokenizer = files.tokenizer()
 
     def input_fn(records_dir, name, batch_size, is_training):
         """Writes one split's windows; their input function for the trainer."""
@@ -133,15 +136,18 @@ def main(_):
             micro_batch = FLAGS.train_batch_size // FLAGS.gradient_accumulation_steps
             trainer.train(input_fn(records_dir, "train", micro_batch, True), num_train_steps,
                           FLAGS.train_batch_size)
+        predictions = None
         if FLAGS.do_eval:
-            metrics, _ = finetune.evaluate(
+            metrics, predictions = finetune.evaluate(
                 trainer, input_fn(records_dir, "valid", FLAGS.eval_batch_size, False),
                 [list(s.tags) for s in splits["valid"][1]])
             finetune.write_eval_results(trainer, metrics)
         if FLAGS.do_predict:
             sentences = splits["predict"][1]
-            predictions = finetune.predict(
-                trainer, input_fn(records_dir, "predict", FLAGS.predict_batch_size, False))
+            # Predicting the file just evaluated would run the model on it twice.
+            if predictions is None or predict_file != splits["valid"][0]:
+                predictions = finetune.predict(
+                    trainer, input_fn(records_dir, "predict", FLAGS.predict_batch_size, False))
             tag_ids, _ = tagging.word_predictions(predictions, [len(s.words) for s in sentences])
             if trainer.is_chief:
                 stem = os.path.splitext(os.path.basename(predict_file))[0]

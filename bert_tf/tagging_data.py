@@ -142,6 +142,29 @@ def convert_sentence(sentence_index, words, label_ids, tokenizer, max_seq_length
     return records
 
 
+def count_windows(sentences, tokenizer, max_seq_length, stride):
+    """How many records (windows) write_tfrecord will write for the sentences.
+
+    Training steps are counted in windows, as the original counts SQuAD's
+    features: a sentence cut in two windows is two examples.
+
+    Args:
+      sentences: conll.Sentence list.
+      tokenizer: A tokenization.FullTokenizer.
+      max_seq_length: Tokens per record.
+      stride: Pieces between the starts of a long sentence's windows.
+
+    Returns:
+      The number of windows, padding excluded.
+    """
+    window_size = max_seq_length - 2
+    total = 0
+    for sentence in sentences:
+        pieces, first_piece = word_pieces(tokenizer, sentence.words, window_size)
+        total += len(windows(len(pieces), first_piece, window_size, stride))
+    return total
+
+
 def _padding_record(max_seq_length):
     """A dummy record that makes a batch full; it counts in nothing."""
     zeros = [0] * max_seq_length

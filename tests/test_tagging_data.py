@@ -108,3 +108,14 @@ def test_records_read_back_through_the_pipeline(tokenizer, tmp_path):
     (trimmed,) = input_pipeline.finetuning_dataset(records, 3, False, tagging_features(8),
                                                    trim_to_multiple_of=2)
     assert trimmed["label_ids"].shape == trimmed["input_ids"].shape == (3, 4)
+
+
+def test_count_windows_is_the_number_of_records_written(tokenizer, tmp_path):
+    path = tmp_path / "data.txt"
+    long = " O\n".join(["the", "he", "and"] * 8) + " O\n"
+    path.write_text(f"the B-PER\nhe O\n\n{long}", encoding="utf-8")
+    sentences = conll.read_conll(str(path))
+    ids = tagging_data.tag_ids(sentences, ["O", "B-PER"], str(path))
+    written = tagging_data.write_tfrecord(str(tmp_path / "r.tf_record"), sentences, ids,
+                                          tokenizer, 10, 4)
+    assert tagging_data.count_windows(sentences, tokenizer, 10, 4) == written > 2
