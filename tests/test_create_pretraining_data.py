@@ -81,3 +81,32 @@ def test_non_utf8_input_is_named_unless_replaced(tmp_path):
     assert result.returncode != 0
     assert f"{path}:2: byte 8 of the line is not UTF-8" in result.stderr
     assert run_script(*flags, "--errors=replace").returncode == 0
+
+
+def test_a_killed_run_takes_its_workers_with_it_and_the_next_run_cleans_up(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    with open(CORPUS, encoding="utf-8") as f:
+        text = f.read()
+    corpus.write_text(text * 2000, encoding="utf-8")
+    output = tmp_path / "out.tfrecord"
+    command = [sys.executable, os.path.join(ROOT, "create_pretraining_data.py"),
+               f"--input_file={corpus}", f"--output_file={output}", f"--vocab_file={VOCAB}",
+               "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=20",
+               "--num_workers=2", "--window_mb=0.05"]
+    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    # The first progress line comes after the workers have done a window.
+    for line in process.stderr:
+        if "instances/s" in line:
+            break
+    process.kill()
+    # stderr reaches its end only when every process holding it (the workers
+    # too) has exited: a worker left running would make this time out.
+    process.communicate(timeout=60)
+    stale = [name for name in os.listdir(tmp_path) if ".incomplete-" in name]
+    assert stale == [f"out.tfrecord.incomplete-{process.pid}"]
+    assert not output.exists()
+    result = run_script(f"--input_file={CORPUS}", f"--output_file={output}",
+                        f"--vocab_file={VOCAB}", "--max_seq_length=32",
+                        "--max_predictions_per_seq=5")
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "out.tfrecord"]

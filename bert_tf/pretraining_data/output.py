@@ -8,6 +8,7 @@ The files are local and written with plain Python, as the data builder must
 not import TensorFlow.
 """
 
+import glob
 import os
 import time
 
@@ -21,6 +22,33 @@ _RECORDS_PER_WRITE = 4096
 
 # Seconds between progress lines.
 _PROGRESS_INTERVAL_S = 10.0
+
+
+def remove_stale_files(path):
+    """Removes the temporary files of path that runs killed before commit() left behind.
+
+    Each run names its temporary file <path>.incomplete-<its process id>;
+    a file whose process no longer exists will never be completed.
+
+    Args:
+      path: An output file.
+    """
+    for stale in glob.glob(f"{glob.escape(path)}.incomplete-*"):
+        pid = stale.rsplit("-", 1)[1]
+        if pid.isdigit() and not _running(int(pid)):
+            logging.info("Removing %s, left by a run that was killed", stale)
+            os.remove(stale)
+
+
+def _running(pid):
+    """Whether a process with this id exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class OutputFiles:
@@ -50,6 +78,7 @@ class OutputFiles:
                 if os.path.isdir(path):
                     raise IsADirectoryError("it is a directory")
                 os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+                remove_stale_files(path)
                 self._files.append(open(f"{path}.incomplete-{os.getpid()}", "wb"))
         except OSError as e:
             self.close()

@@ -12,7 +12,10 @@ worker; `submit_tokenization` and `submit_generation` hand them work.
 
 import concurrent.futures
 import multiprocessing
+import os
 import random
+import threading
+import time
 
 import numpy as np
 
@@ -123,10 +126,33 @@ class _Generator:
 _generator = None
 
 
+def _exit_with_parent():
+    """Ends this worker when the process that started it is gone.
+
+    A parent killed with kill -9 cannot stop its workers: they would wait for
+    tasks forever, holding their memory. The parent's death shows as a new
+    parent process id (the orphan is re-parented).
+    """
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit_with_parent", daemon=True).start()
+
+
 def _init_worker(config):
     """Builds this process's _Generator."""
     global _generator
     _generator = _Generator(config)
+
+
+def _init_worker_process(config):
+    """A worker process's start: its _Generator, and a life tied to its parent's."""
+    _exit_with_parent()
+    _init_worker(config)
 
 
 def _tokenize_task(documents):
@@ -171,7 +197,7 @@ def make_executor(config, num_workers):
     # notebooks) holds threads and locks that forking would copy half-done.
     return concurrent.futures.ProcessPoolExecutor(
         num_workers, mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker, initargs=(config,))
+        initializer=_init_worker_process, initargs=(config,))
 
 
 def _split(items, parts):
