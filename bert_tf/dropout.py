@@ -8,7 +8,7 @@ an element when its 16 bits are at or above round(rate * 2^16). That moves
 the drop probability by less than 1e-5 from `rate` (0.100006 for 0.1), and
 the survivors are scaled by the exact inverse of the keep probability, so
 the expected output still equals the input. Everything else, including the
-seeding through a keras.random.SeedGenerator and the checkpointed state,
+seeding through a keras.random.SeedGenerator (whose state training.Trainer checkpoints),
 is keras.layers.Dropout's.
 """
 

@@ -215,6 +215,11 @@ class TrainingConfig:
         return cls(**fields)
 
 
+def _holds(checkpoint_path, prefix):
+    """Whether a checkpoint saved an object under prefix (older ones lack some)."""
+    return any(name.startswith(prefix) for name, _ in tf.train.list_variables(checkpoint_path))
+
+
 class Trainer:
     """Trains, evaluates and predicts with one task under one strategy.
 
@@ -270,10 +275,17 @@ class Trainer:
                     self.trainable_variables, config.gradient_accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
         self.eval_metrics = None
+        self._train_input = None
         # The encoder and each head under its checkpoint key: the names
         # checkpoints.py reads these files by (checkpoint_names.WeightName.tf2).
         self.checkpoint = tf.train.Checkpoint(
             **{ENCODER: self.encoder}, optimizer=self.optimizer, **self.heads)
+        # Dropout's random state, which Keras leaves out of the layers'
+        # checkpoints: a resumed run must draw the masks an uninterrupted one
+        # would. Saved from the first train() on (see _track_training_state).
+        self._dropout_seeds = [
+            v for model in (self.encoder, *self.heads.values())
+            for v in model.variables if v.path.endswith("seed_generator_state")]
         if self.is_chief:
             self.manager = tf.train.CheckpointManager(
                 self.checkpoint, config.output_dir, max_to_keep=config.keep_checkpoint_max)
@@ -330,6 +342,9 @@ class Trainer:
                                    resuming=bool(latest))
         if latest:
             self.checkpoint.restore(latest).assert_existing_objects_matched()
+            if _holds(latest, "dropout_seeds/"):
+                tf.train.Checkpoint(dropout_seeds=self._dropout_seeds).restore(
+                    latest).expect_partial()
             logging.info("Resumed from %s at step %d", latest, self.global_step)
             return "resumed"
         if init_checkpoint:
@@ -395,6 +410,7 @@ class Trainer:
           dataset_fn: A function (tf.distribute.InputContext) -> tf.data.Dataset
             of per-replica micro-batches, repeated
             (see tf.distribute.Strategy.distribute_datasets_from_function).
+            Read on the first call only: later calls continue its input.
           num_train_steps: The step to stop at (resumed runs count from their step).
           global_batch_size: Examples per optimizer update, for examples/s.
 
@@ -412,8 +428,8 @@ class Trainer:
         writer = self._summary_writer("train")
         if not self.is_chief:
             os.makedirs(self._scratch_dir, exist_ok=True)
-        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
-        iterator = iter(dataset)
+        self._track_training_state()
+        iterator = self._training_input(dataset_fn)
         history = []
         step = self.global_step
         if step >= num_train_steps:
@@ -442,6 +458,44 @@ class Trainer:
         if not self.is_chief:
             shutil.rmtree(self._scratch_dir, ignore_errors=True)
         return history
+
+    def _track_training_state(self):
+        """Adds the dropout seeds to what checkpoints save (once restore() has run)."""
+        if not hasattr(self.checkpoint, "dropout_seeds"):
+            self.checkpoint.dropout_seeds = self._dropout_seeds
+
+    def _training_input(self, dataset_fn):
+        """The iterator over the training input: one per Trainer, and per run.
+
+        Later train() calls (training in chunks) go on where the last one
+        stopped, and so does a run resumed from a checkpoint: the iterator's
+        position (shuffle buffer included) is saved with every checkpoint.
+        With the same --seed, a run killed and resumed thus sees the batches
+        an uninterrupted run sees, in the same order. TPUStrategy and
+        multi-worker training keep no input position: a resumed run reads
+        its input from the start again.
+
+        Args:
+          dataset_fn: train()'s; used on the first call only.
+
+        Returns:
+          A distributed iterator.
+        """
+        if self._train_input is not None:
+            return self._train_input
+        self._train_input = iter(self.strategy.distribute_datasets_from_function(dataset_fn))
+        if isinstance(self.strategy, (tf.distribute.TPUStrategy,
+                                      tf.distribute.MultiWorkerMirroredStrategy)):
+            return self._train_input
+        self.checkpoint.train_input = self._train_input
+        latest = tf.train.latest_checkpoint(self.output_dir)
+        if latest and _holds(latest, "train_input/"):
+            tf.train.Checkpoint(train_input=self._train_input).restore(latest).expect_partial()
+            logging.info("The training input goes on where %s left it.", latest)
+        elif latest:
+            logging.info("%s holds no input position: the training input starts again.",
+                         latest)
+        return self._train_input
 
     def _summary_writer(self, name):
         """A TensorBoard writer for output_dir/name; off the chief, one that writes nothing."""

@@ -235,8 +235,8 @@ def test_kill_9_mid_run_then_the_same_command_resumes(tmp_path, synthetic):
     initial loss.
     """
     output_dir = tmp_path / "out"
-    command = _command(*_synthetic_flags(synthetic, str(output_dir), num_train_steps=200,
-                                         learning_rate=5e-3, iterations_per_loop=1))
+    flags = dict(num_train_steps=200, learning_rate=5e-3, iterations_per_loop=1, seed=1)
+    command = _command(*_synthetic_flags(synthetic, str(output_dir), **flags))
     killed_log = tmp_path / "killed.log"
     with open(killed_log, "w", encoding="utf-8") as stderr:
         process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
@@ -272,6 +272,13 @@ def test_kill_9_mid_run_then_the_same_command_resumes(tmp_path, synthetic):
     assert resumed_loss < initial_loss / 2, trace
     assert abs(resumed_loss - before[checkpoint_step]) < 0.1 * initial_loss, trace
     assert after[-1][1] < 0.1
+    # Exactly once: with the same --seed, the resumed run goes on with the
+    # batches, dropout masks and losses of a run that was never killed.
+    whole = _ok(subprocess.run(
+        _command(*_synthetic_flags(synthetic, str(tmp_path / "whole"), **flags)), cwd=ROOT,
+        env=_env(), capture_output=True, text=True, timeout=300, check=False))
+    uninterrupted = dict(_steps(whole.stderr))
+    assert after == [(step, uninterrupted[step]) for step, _ in after]
 
 
 def test_two_workers_match_one_process(tmp_path, synthetic):

@@ -1,5 +1,6 @@
 """Tests for bert_tf.training: the loop, checkpoints and resume, accumulation, replicas."""
 
+import dataclasses
 import os
 
 import numpy as np
@@ -258,3 +259,32 @@ def test_precision_policy_choice():
             training.set_precision_policy("int8", strategy)
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
+
+
+def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
+    """Input position (shuffle buffer included) and dropout state are checkpointed."""
+    config = dataclasses.replace(config, hidden_dropout_prob=0.1,
+                                 attention_probs_dropout_prob=0.1)
+    examples = _pretraining_examples(40)
+
+    def dataset_fn(context):
+        return _dataset_fn(examples, 8)(context).shuffle(16, seed=3)
+
+    tf.keras.utils.set_random_seed(7)
+    whole = _trainer(config, tmp_path / "whole", steps=8, iterations_per_loop=2,
+                     save_checkpoints_steps=4)
+    whole.restore()
+    whole.train(dataset_fn, 8, 8)
+    tf.keras.utils.set_random_seed(7)
+    first = _trainer(config, tmp_path / "cut", steps=8, iterations_per_loop=2,
+                     save_checkpoints_steps=4)
+    first.restore()
+    first.train(dataset_fn, 4, 8)
+    # A new process would start its generators afresh: the checkpoint must carry them.
+    tf.keras.utils.set_random_seed(123)
+    resumed = _trainer(config, tmp_path / "cut", steps=8, iterations_per_loop=2,
+                       save_checkpoints_steps=4)
+    assert resumed.restore() == "resumed"
+    resumed.train(dataset_fn, 8, 8)
+    for a, b in zip(whole.trainable_variables, resumed.trainable_variables, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
