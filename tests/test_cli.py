@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -98,3 +99,36 @@ def test_flags_out_of_bounds_are_refused_before_any_work(tmp_path, script, flag,
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert lines[-1].startswith(f"{script}: error: ") and message in lines[-1]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case", ["unknown label", "not utf-8", "output_dir is a file"])
+def test_run_classifier_data_errors_are_one_line(tmp_path, case):
+    data_dir = tmp_path / "MRPC"
+    shutil.copytree(os.path.join(ROOT, "tests", "fixtures", "glue", "MRPC"), data_dir)
+    vocab = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
+    with open(vocab, encoding="utf-8") as f:
+        vocab_size = sum(1 for _ in f)
+    config = {"vocab_size": vocab_size, "hidden_size": 32, "num_hidden_layers": 2,
+              "num_attention_heads": 2, "intermediate_size": 64,
+              "max_position_embeddings": 64}
+    (tmp_path / "bert_config.json").write_text(json.dumps(config))
+    output_dir = tmp_path / "out"
+    train = data_dir / "train.tsv"
+    if case == "unknown label":
+        with open(train, "a", encoding="utf-8") as f:
+            f.write("7\t1\t2\ta sentence\tanother\n")
+        expected = f"{train}:4: unknown label '7'"
+    elif case == "not utf-8":
+        with open(train, "ab") as f:
+            f.write(b"1\t1\t2\tcaf\xe9\tanother\n")
+        expected = f"{train}:4"
+    else:
+        output_dir.write_text("a file")
+        expected = f"{output_dir} is not a directory"
+    result = _run("--task_name=MRPC", f"--data_dir={data_dir}", "--do_train",
+                  f"--bert_config_file={tmp_path / 'bert_config.json'}", f"--vocab_file={vocab}",
+                  f"--output_dir={output_dir}", "--max_seq_length=32", "--train_batch_size=1",
+                  "--jit_compile=false", script="run_classifier.py")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert lines[-1].startswith("run_classifier.py: error: ") and expected in lines[-1]
