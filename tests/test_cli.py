@@ -101,7 +101,9 @@ def test_flags_out_of_bounds_are_refused_before_any_work(tmp_path, script, flag,
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("case", ["unknown label", "not utf-8", "output_dir is a file"])
+@pytest.mark.parametrize("case", ["unknown label", "not utf-8", "output_dir is a file",
+                                  "missing column", "header only", "no data_dir",
+                                  "no checkpoint", "bad config value"])
 def test_run_classifier_data_errors_are_one_line(tmp_path, case):
     data_dir = tmp_path / "MRPC"
     shutil.copytree(os.path.join(ROOT, "tests", "fixtures", "glue", "MRPC"), data_dir)
@@ -114,6 +116,7 @@ def test_run_classifier_data_errors_are_one_line(tmp_path, case):
     (tmp_path / "bert_config.json").write_text(json.dumps(config))
     output_dir = tmp_path / "out"
     train = data_dir / "train.tsv"
+    extra = []
     if case == "unknown label":
         with open(train, "a", encoding="utf-8") as f:
             f.write("7\t1\t2\ta sentence\tanother\n")
@@ -122,13 +125,55 @@ def test_run_classifier_data_errors_are_one_line(tmp_path, case):
         with open(train, "ab") as f:
             f.write(b"1\t1\t2\tcaf\xe9\tanother\n")
         expected = f"{train}:4"
-    else:
+    elif case == "output_dir is a file":
         output_dir.write_text("a file")
         expected = f"{output_dir} is not a directory"
+    elif case == "missing column":
+        with open(train, "a", encoding="utf-8") as f:
+            f.write("1\t1\t2\tonly one sentence\n")
+        expected = f"{train}:4: 4 columns, but the rows of this mrpc file have 5"
+    elif case == "header only":
+        train.write_text(train.read_text().splitlines()[0] + "\n")
+        expected = "mrpc: no train examples in"
+    elif case == "no data_dir":
+        shutil.rmtree(data_dir)
+        expected = f"mrpc: data file not found: {train}"
+    elif case == "no checkpoint":
+        extra = [f"--init_checkpoint={tmp_path / 'missing' / 'bert_model.ckpt'}"]
+        expected = "checkpoint not found"
+    else:
+        config["num_attention_heads"] = 5
+        (tmp_path / "bert_config.json").write_text(json.dumps(config))
+        expected = "hidden_size (32) is not a multiple of num_attention_heads (5)"
     result = _run("--task_name=MRPC", f"--data_dir={data_dir}", "--do_train",
                   f"--bert_config_file={tmp_path / 'bert_config.json'}", f"--vocab_file={vocab}",
                   f"--output_dir={output_dir}", "--max_seq_length=32", "--train_batch_size=1",
-                  "--jit_compile=false", script="run_classifier.py")
+                  "--jit_compile=false", *extra, script="run_classifier.py")
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert lines[-1].startswith("run_classifier.py: error: ") and expected in lines[-1]
+
+
+@pytest.mark.parametrize("case", ["truncated safetensors", "truncated google", "no input"])
+def test_convert_checkpoint_bad_inputs_are_one_line(tmp_path, tiny_config, case):
+    from bert_tf import checkpoints
+    from bert_tf.modeling import BertModel
+
+    encoder = BertModel(tiny_config)
+    if case == "truncated safetensors":
+        source = checkpoints.save_hf_folder(str(tmp_path / "hf"), encoder)
+        data = tmp_path / "hf" / "model.safetensors"
+    else:
+        source = checkpoints.save_google_checkpoint(str(tmp_path / "g" / "bert_model.ckpt"),
+                                                    encoder)
+        (data,) = (tmp_path / "g").glob("bert_model.ckpt.data-*")
+    data.write_bytes(data.read_bytes()[:1000])
+    expected = "cannot be read"
+    if case == "no input":
+        source, expected = str(tmp_path / "nothing"), "checkpoint not found"
+    result = _run(f"--input={source}", f"--output={tmp_path / 'out'}", "--output_format=tf2",
+                  script="convert_checkpoint.py")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert lines[-1].startswith("convert_checkpoint.py: error: ") and expected in lines[-1]
+    assert not (tmp_path / "out").exists()
