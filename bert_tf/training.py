@@ -38,6 +38,8 @@ from bert_tf.modeling import BertModel
 keras = tf.keras
 
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
+# Set to "1" or "0" to override the detection of bfloat16 matrix units.
+CPU_BFLOAT16_ENV = "BERT_TF_CPU_BFLOAT16"
 
 
 def define_training_flags(flag_values=flags.FLAGS):
@@ -97,10 +99,16 @@ def define_training_flags(flag_values=flags.FLAGS):
         "that a large batch fits in memory.", lower_bound=1, **fv)
     flags.DEFINE_enum(
         "mixed_precision", "auto", list(PRECISIONS),
-        "auto: bfloat16 on TPU, float16 with loss scaling on GPU, float32 on CPU.", **fv)
+        "auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a CPU, bfloat16 where "
+        "it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in /proc/cpuinfo; "
+        f"{CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else float32.", **fv)
     flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
                          lower_bound=1, **fv)
-    flags.DEFINE_bool("jit_compile", True, "Compile the train step with XLA.", **fv)
+    flags.DEFINE_enum(
+        "jit_compile", "auto", ["auto", "true", "false"],
+        "Compile the train step with XLA. auto: on TPUs and GPUs, not on CPUs (where the "
+        "step runs faster without it, and XLA's CPU backend leaves bfloat16 matrix units "
+        "unused).", case_sensitive=False, **fv)
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
@@ -138,12 +146,35 @@ def validate_batch_flags(f, strategy):
     return f.train_batch_size // parts
 
 
+def cpu_bfloat16_units():
+    """The bfloat16 matrix-unit flags of this machine's CPU, as /proc/cpuinfo lists them.
+
+    TensorFlow's oneDNN kernels use these units (Intel AMX, AVX512-BF16);
+    on other CPUs bfloat16 is emulated and slower than float32.
+    The environment variable BERT_TF_CPU_BFLOAT16 overrides the detection:
+    "1" claims the units, "0" denies them (to test either branch anywhere).
+
+    Returns:
+      A sorted list, such as ["amx_bf16", "avx512_bf16"]; empty without them.
+    """
+    override = os.environ.get(CPU_BFLOAT16_ENV)
+    if override is not None:
+        return [f"{CPU_BFLOAT16_ENV}={override}"] if override == "1" else []
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            words = set(f.read().split())
+    except OSError:
+        return []
+    return sorted(words & {"amx_bf16", "avx512_bf16"})
+
+
 def set_precision_policy(mixed_precision, strategy):
     """Sets the global Keras dtype policy before any model is built.
 
     Args:
       mixed_precision: One of PRECISIONS. "auto" picks bfloat16 on TPU,
-        float16 (with loss scaling) on GPU and float32 on CPU.
+        float16 (with loss scaling) on GPU, and on a CPU bfloat16 where it
+        has bfloat16 matrix units (cpu_bfloat16_units), else float32.
       strategy: The strategy the model will run under.
 
     Returns:
@@ -151,17 +182,41 @@ def set_precision_policy(mixed_precision, strategy):
     """
     if mixed_precision not in PRECISIONS:
         raise ValueError(f"--mixed_precision must be one of {PRECISIONS}, got {mixed_precision!r}")
+    reason = "as --mixed_precision says"
     if mixed_precision == "auto":
+        units = cpu_bfloat16_units()
         if isinstance(strategy, tf.distribute.TPUStrategy):
-            mixed_precision = "bfloat16"
+            mixed_precision, reason = "bfloat16", "auto: a TPU"
         elif tf.config.list_logical_devices("GPU"):
-            mixed_precision = "float16"
+            mixed_precision, reason = "float16", "auto: a GPU"
+        elif units:
+            mixed_precision = "bfloat16"
+            reason = f"auto: the CPU multiplies bfloat16 natively ({', '.join(units)})"
         else:
-            mixed_precision = "float32"
+            mixed_precision, reason = "float32", "auto: a CPU without bfloat16 matrix units"
     policy = "float32" if mixed_precision == "float32" else f"mixed_{mixed_precision}"
     keras.mixed_precision.set_global_policy(policy)
-    logging.info("Precision policy: %s", policy)
+    logging.info("Precision policy: %s (%s)", policy, reason)
     return policy
+
+
+def resolve_jit_compile(jit_compile, strategy):
+    """Whether the train step is compiled with XLA.
+
+    Args:
+      jit_compile: True, False, or None for auto: XLA on TPUs (which compile
+        every step anyway) and GPUs, not on CPUs, where the step ran faster
+        without it (docs/benchmarks.md) and XLA's CPU backend leaves bfloat16
+        matrix units unused.
+      strategy: The strategy the model runs under.
+
+    Returns:
+      A bool.
+    """
+    if jit_compile is not None:
+        return jit_compile
+    return bool(isinstance(strategy, tf.distribute.TPUStrategy)
+                or tf.config.list_logical_devices("GPU"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,7 +234,8 @@ class TrainingConfig:
       iterations_per_loop: Steps per tf.function call (host round trip).
       save_checkpoints_steps: Checkpoint interval, in steps.
       keep_checkpoint_max: How many checkpoints to keep.
-      jit_compile: Compile each replica's forward and backward pass with XLA.
+      jit_compile: Compile each replica's forward and backward pass with XLA;
+        None picks by device (resolve_jit_compile).
     """
 
     output_dir: str
@@ -192,7 +248,7 @@ class TrainingConfig:
     iterations_per_loop: int = 1000
     save_checkpoints_steps: int = 1000
     keep_checkpoint_max: int = 5
-    jit_compile: bool = True
+    jit_compile: bool | None = None
 
     @classmethod
     def from_flags(cls, flag_values, num_train_steps, num_warmup_steps, **overrides):
@@ -211,6 +267,8 @@ class TrainingConfig:
                   for field in dataclasses.fields(cls)
                   if field.name not in ("num_train_steps", "num_warmup_steps")}
         fields.update(num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
+        fields["jit_compile"] = {"auto": None, "true": True, "false": False}[
+            flag_values.jit_compile.lower()]
         fields.update(overrides)
         return cls(**fields)
 
@@ -298,7 +356,10 @@ class Trainer:
                 f"bert_tf_{distribution.task_name(strategy)}_{os.getpid()}")
             self.manager = tf.train.CheckpointManager(
                 self.checkpoint, self._scratch_dir, max_to_keep=1)
-        self._compute_gradients = tf.function(self._gradients, jit_compile=config.jit_compile)
+        jit_compile = resolve_jit_compile(config.jit_compile, strategy)
+        logging.info("XLA for the train step: %s%s", "on" if jit_compile else "off",
+                     " (auto)" if config.jit_compile is None else "")
+        self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
         # Batches may vary in length (run_classifier's --dynamic_padding):
         # reduce_retracing traces one function for all lengths, not one each.
@@ -341,7 +402,11 @@ class Trainer:
             run_dir.check_settings(self.output_dir, "model", self._model_settings(),
                                    resuming=bool(latest))
         if latest:
-            self.checkpoint.restore(latest).assert_existing_objects_matched()
+            # The input position and dropout seeds are restored apart, below
+            # and in _training_input: expect_partial() keeps TensorFlow quiet
+            # about them here.
+            status = self.checkpoint.restore(latest)
+            status.assert_existing_objects_matched().expect_partial()
             if _holds(latest, "dropout_seeds/"):
                 tf.train.Checkpoint(dropout_seeds=self._dropout_seeds).restore(
                     latest).expect_partial()

@@ -9,6 +9,12 @@ import tensorflow as tf
 from bench import minilm
 from bert_tf.config import BertConfig
 
+# Tests compare numbers across runs and with float32 references: they run in
+# float32 on every CPU, also on those with bfloat16 matrix units, where
+# --mixed_precision=auto would pick bfloat16 (subprocesses inherit this).
+# Tests of the automatic choice set the variable themselves.
+os.environ.setdefault("BERT_TF_CPU_BFLOAT16", "0")
+
 # Two logical CPU devices, so that MirroredStrategy tests have two replicas on
 # a one-CPU machine. This must run before TensorFlow initializes its devices.
 tf.config.set_logical_device_configuration(

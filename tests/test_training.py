@@ -288,3 +288,40 @@ def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
     resumed.train(dataset_fn, 8, 8)
     for a, b in zip(whole.trainable_variables, resumed.trainable_variables, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("override,policy", [("1", "mixed_bfloat16"), ("0", "float32")])
+def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, override, policy):
+    monkeypatch.setenv(training.CPU_BFLOAT16_ENV, override)
+    try:
+        assert training.set_precision_policy("auto", tf.distribute.get_strategy()) == policy
+        # An explicit choice is kept whatever the CPU.
+        assert training.set_precision_policy(
+            "float32", tf.distribute.get_strategy()) == "float32"
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    assert bool(training.cpu_bfloat16_units()) == (override == "1")
+
+
+def test_auto_xla_is_off_on_a_cpu():
+    strategy = tf.distribute.get_strategy()
+    assert training.resolve_jit_compile(None, strategy) is False
+    assert training.resolve_jit_compile(True, strategy) is True
+
+
+def test_bfloat16_training_keeps_float32_checkpoints_that_load_into_float32(config, tmp_path):
+    examples = _pretraining_examples(16)
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        trainer = _trainer(config, tmp_path, steps=2, iterations_per_loop=2)
+        trainer.restore()
+        history = trainer.train(_dataset_fn(examples, 8), 2, 8)
+        assert np.isfinite(history[-1]["loss"])
+        assert {str(v.dtype) for v in trainer.trainable_variables} == {"float32"}
+        assert trainer.encoder.layer_0.compute_dtype == "bfloat16"
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    resumed = _trainer(config, tmp_path, steps=2, iterations_per_loop=2)
+    assert resumed.restore() == "resumed"
+    for a, b in zip(trainer.trainable_variables, resumed.trainable_variables, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
