@@ -13,6 +13,9 @@ are ignored in the loss and in prediction. Each sentence is encoded alone
 (no context from its neighbours); one longer than max_seq_length - 2 pieces
 is cut into overlapping windows, and each word is tagged in exactly one.
 
+The predict file's tag column, when it has one, is not used: a tag the
+model was not trained with is no error there.
+
 Outputs in output_dir: label_list.txt (the tags, in id order, which
 prediction reads back), eval_results.txt (entity precision, recall and F1
 overall and per type, as conlleval counts them; token accuracy; loss) and,

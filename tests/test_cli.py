@@ -98,6 +98,8 @@ def test_flags_out_of_bounds_are_refused_before_any_work(tmp_path, script, flag,
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert lines[-1].startswith(f"{script}: error: ") and message in lines[-1]
+    # One line, not the ~120 lines of absl's usage before it.
+    assert "flags:" not in result.stderr and "--output_dir:" not in result.stderr
     assert not (tmp_path / "out").exists()
 
 
