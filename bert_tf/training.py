@@ -16,9 +16,12 @@ the chief writes to `output_dir`. The other workers save their checkpoints
 (TensorFlow requires every worker to take part in a save) to a temporary
 directory of their own, deleted afterwards, and resume from the chief's.
 
-Each replica computes its gradients in an XLA-compiled function (on TPU the
-whole step is XLA anyway); applying them stays outside XLA because the
-cross-replica all-reduce of MirroredStrategy cannot be compiled.
+Each replica computes its gradients in one tf.function, XLA-compiled on
+GPUs (on TPU the whole step is XLA anyway) and by default not on CPUs (see
+resolve_jit_compile); applying them stays outside XLA because the
+cross-replica all-reduce of MirroredStrategy cannot be compiled. Checkpoints
+also hold the training input's position and dropout's random state, so that
+a resumed run goes on exactly where the killed one was.
 """
 
 import dataclasses
