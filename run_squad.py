@@ -180,7 +180,8 @@ def main(_):
             else:
                 task.write_predictions(predictions, references)
     if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length)
+        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
+                              FLAGS.export_precision)
 
 
 if __name__ == "__main__":

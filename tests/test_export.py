@@ -146,3 +146,22 @@ def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monke
         _export(export_dir, encoder, head)
     assert os.listdir(tmp_path) == ["model"]
     assert open(os.path.join(export_dir, "saved_model.pb")).read() == "earlier"
+
+
+def test_a_bfloat16_export_takes_and_gives_the_same_types_and_close_values(tmp_path):
+    encoder, head = _model(num_labels=3, seed=4)
+    task = ClassificationTask(3)
+    outputs = {}
+    for precision in ("as_trained", "bfloat16"):
+        export_dir = str(tmp_path / precision)
+        export.export_task(export_dir, task, encoder, {"classifier": head}, VOCAB, True, SEQ,
+                           precision=precision)
+        served = tf.saved_model.load(export_dir).signatures["single"](
+            text_a=tf.constant(TEXTS_A))
+        assert served["probabilities"].dtype == tf.float32
+        outputs[precision] = served["probabilities"].numpy()
+    # bfloat16 keeps 8 bits of mantissa: close, not equal.
+    np.testing.assert_allclose(outputs["bfloat16"], outputs["as_trained"], atol=0.05)
+    assert not np.array_equal(outputs["bfloat16"], outputs["as_trained"])
+    # The trained model itself is untouched.
+    assert encoder.dtype_policy.name == "float32"
