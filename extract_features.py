@@ -21,7 +21,7 @@ import sys
 
 from absl import app, flags
 
-from bert_tf import cli, distribution, feature_extraction
+from bert_tf import cli, distribution, feature_extraction, training
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -32,25 +32,29 @@ flags.DEFINE_string(
     f"0..N-1 count from the first; '{feature_extraction.EMBEDDINGS}' is the embedding output.")
 flags.DEFINE_string(
     "bert_config_file", None,
-    "The config json file corresponding to the pre-trained BERT model. Default: the "
-    "bert_config.json (or a Hugging Face config.json) beside --init_checkpoint.")
+    "bert_config.json of the model (or a Hugging Face config.json); default: the one "
+    "beside --init_checkpoint.")
 flags.DEFINE_integer(
     "max_seq_length", 128,
-    "The maximum total input sequence length after WordPiece tokenization. Sequences longer "
-    "than this will be truncated, and sequences shorter than this will be padded.")
+    "Word pieces per line, [CLS] and [SEP] included: a longer line is cut (a pair from its "
+    "longer text first), a shorter one padded.")
 flags.DEFINE_string(
     "init_checkpoint", None,
     "The pre-trained weights: a Google bert_model.ckpt, a Hugging Face folder or a bert_tf "
     "checkpoint.")
 flags.DEFINE_string("vocab_file", None,
-                    "The vocabulary file that the BERT model was trained on. Default: the "
-                    "vocab.txt beside --init_checkpoint.")
+                    "vocab.txt the model was trained with; default: the one beside "
+                    "--init_checkpoint.")
 flags.DEFINE_bool(
     "do_lower_case", True,
-    "Whether to lower case the input text: True for uncased models, False for cased ones. "
-    "Default: a Hugging Face --init_checkpoint folder's tokenizer_config.json setting, "
-    "else True.")
-flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+    "Lower-case the input: True for uncased models, False for cased ones. Default: a "
+    "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.")
+flags.DEFINE_integer("batch_size", 32, "Lines encoded at a time.")
+flags.DEFINE_enum(
+    "mixed_precision", "auto", list(training.PRECISIONS),
+    "The computation's precision, as in training: auto picks bfloat16 on TPUs and on CPUs "
+    "with bfloat16 matrix units, float16 on GPUs, else float32. The features are written "
+    "as float32 whatever it is.")
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
 flags.DEFINE_enum("output_format", "jsonl", feature_extraction.OUTPUT_FORMATS,
@@ -82,6 +86,7 @@ def main(argv):
         strategy = distribution.strategy_from_flags()
     except RuntimeError as e:  # --use_tpu, and no TPU to be reached
         sys.exit(f"extract_features.py: error: {e}")
+    training.set_precision_policy(FLAGS.mixed_precision, strategy)
     try:
         given_case = FLAGS["do_lower_case"].present
         files = feature_extraction.model_files(

@@ -113,3 +113,23 @@ def test_bad_input_is_one_clear_line(tiny, tmp_path, case):
     last_line = result.stderr.strip().splitlines()[-1]
     assert last_line.startswith(f"extract_features.py: error: {message}"), result.stderr[-2000:]
     assert not os.path.exists(output_file)
+
+
+def test_bfloat16_computation_writes_close_float32_values(tiny, tmp_path):
+    prefix = tiny[0]
+    input_file = write_lines(tmp_path / "input.txt", LINES)
+    values = {}
+    for precision in ("float32", "bfloat16"):
+        output_file = tmp_path / f"{precision}.jsonl"
+        result = extract_features(f"--input_file={input_file}", f"--output_file={output_file}",
+                                  f"--init_checkpoint={prefix}", "--layers=-1",
+                                  "--max_seq_length=32", f"--mixed_precision={precision}")
+        assert result.returncode == 0, result.stderr[-2000:]
+        assert f"Precision policy: {'mixed_' if precision == 'bfloat16' else ''}{precision}" \
+            in result.stderr
+        lines = [json.loads(line) for line in output_file.read_text().splitlines()]
+        values[precision] = np.array([layer["values"] for line in lines
+                                      for feature in line["features"]
+                                      for layer in feature["layers"]])
+    np.testing.assert_allclose(values["bfloat16"], values["float32"], atol=0.1)
+    assert not np.array_equal(values["bfloat16"], values["float32"])
