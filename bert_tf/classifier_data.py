@@ -11,14 +11,10 @@ a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
 """
 
-import numpy as np
 from absl import logging
 
 from bert_tf import features as feature_contracts
 from bert_tf import io_utils, tfrecord, tokenization
-
-# Records encoded and written at a time.
-_RECORDS_PER_WRITE = 4096
 
 
 class ClassifierDataError(ValueError):
@@ -70,20 +66,6 @@ def _padding_features(max_seq_length, is_regression):
             "label_ids": 0.0 if is_regression else 0, "is_real_example": 0}
 
 
-def _columns(records, specs):
-    """The records' values as one [N, length] array per feature, as tfrecord encodes them.
-
-    Args:
-      records: Feature dicts of convert_example or _padding_features.
-      specs: The features.FeatureSpec of each feature, in writing order.
-
-    Returns:
-      A list of (FeatureSpec, array) pairs.
-    """
-    return [(spec, np.array([r[spec.name] for r in records]).reshape(len(records), spec.length))
-            for spec in specs]
-
-
 def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
                    is_regression=False, pad_to_multiple_of=None):
     """Converts examples and writes them to one TFRecord file, atomically.
@@ -116,9 +98,6 @@ def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
     # under a record file's name; in chunks, so that the encoder's arrays stay
     # small whatever the number of records.
     with io_utils.atomic_write(path, "wb") as f:
-        for start in range(0, len(records), _RECORDS_PER_WRITE):
-            data, _ = tfrecord.encode_tfrecords(
-                _columns(records[start:start + _RECORDS_PER_WRITE], specs))
-            f.write(data)
+        tfrecord.write_examples(f, records, specs)
     logging.info("Wrote %d records (%d real) to %s", len(records), len(examples), path)
     return len(records)

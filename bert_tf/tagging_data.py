@@ -19,14 +19,10 @@ size, as classifier_data does, since a TPU needs every batch full.
 
 import dataclasses
 
-import numpy as np
 from absl import logging
 
 from bert_tf import features as feature_contracts
 from bert_tf import io_utils, tfrecord
-
-# Records encoded and written at a time.
-_RECORDS_PER_WRITE = 4096
 
 
 class TaggingDataError(ValueError):
@@ -228,12 +224,7 @@ def write_tfrecord(path, sentences, label_ids, tokenizer, max_seq_length, stride
             records.append(_padding_record(max_seq_length))
     specs = feature_contracts.tagging_features(max_seq_length)
     with io_utils.atomic_write(path, "wb") as f:
-        for start in range(0, len(records), _RECORDS_PER_WRITE):
-            chunk = records[start:start + _RECORDS_PER_WRITE]
-            data, _ = tfrecord.encode_tfrecords(
-                [(spec, np.array([r[spec.name] for r in chunk]).reshape(len(chunk), spec.length))
-                 for spec in specs])
-            f.write(data)
+        tfrecord.write_examples(f, records, specs)
     logging.info("Wrote %d windows of %d sentences (%d records with padding) to %s",
                  num_windows, len(sentences), len(records), path)
     return num_windows

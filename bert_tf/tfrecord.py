@@ -308,3 +308,29 @@ def encode_tfrecords(columns):
       to a TFRecord file, and each one's size in bytes (int64 [N]).
     """
     return _frame_tfrecords(_encode_examples(columns))
+
+
+# Records encoded at a time by write_examples: the encoder's arrays stay a few
+# megabytes whatever the number of records.
+RECORDS_PER_WRITE = 4096
+
+
+def write_examples(file, records, specs):
+    """Encodes feature dicts as tf.train.Examples and writes them to an open file.
+
+    The fine-tuning writers (classifier_data, tagging_data, squad.records)
+    build their records as dicts and write them through this, into a file
+    that io_utils.atomic_write opened.
+
+    Args:
+      file: A binary file object.
+      records: Dicts from feature name to a value or a list of values.
+      specs: The features.FeatureSpec of each feature, in writing order.
+    """
+    for start in range(0, len(records), RECORDS_PER_WRITE):
+        chunk = records[start:start + RECORDS_PER_WRITE]
+        data, _ = encode_tfrecords(
+            [(spec, np.array([r[spec.name] for r in chunk]).reshape(len(chunk), spec.length))
+             for spec in specs])
+        file.write(data)
+

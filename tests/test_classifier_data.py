@@ -159,7 +159,7 @@ def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, mo
         return encode(columns)
 
     # Two records per write: the third write fails.
-    monkeypatch.setattr(classifier_data, "_RECORDS_PER_WRITE", 2)
+    monkeypatch.setattr(tfrecord, "RECORDS_PER_WRITE", 2)
     monkeypatch.setattr(tfrecord, "encode_tfrecords", failing)
     with pytest.raises(OSError, match="disk full"):
         classifier_data.write_tfrecord(path, _examples(5), ["0", "1"], SEQ, tokenizer)

@@ -8,14 +8,10 @@ classifier_data pads them, since a TPU needs every batch full; their results
 are dropped before postprocessing. The file appears only once complete.
 """
 
-import numpy as np
 from absl import logging
 
 from bert_tf import features as feature_contracts
 from bert_tf import io_utils, tfrecord
-
-# Records encoded and written at a time.
-_RECORDS_PER_WRITE = 4096
 
 
 def _record(feature, is_training):
@@ -75,15 +71,8 @@ def write_tfrecord(path, features, max_seq_length, is_training, pad_to_multiple_
         while len(records) % pad_to_multiple_of:
             records.append(_padding_record(max_seq_length, is_training))
     specs = feature_contracts.squad_features(max_seq_length, is_training)
-    # In chunks, so that the encoder's arrays stay small whatever the number
-    # of records.
     with io_utils.atomic_write(path, "wb") as f:
-        for start in range(0, len(records), _RECORDS_PER_WRITE):
-            chunk = records[start:start + _RECORDS_PER_WRITE]
-            data, _ = tfrecord.encode_tfrecords(
-                [(spec, np.array([r[spec.name] for r in chunk]).reshape(len(chunk), spec.length))
-                 for spec in specs])
-            f.write(data)
+        tfrecord.write_examples(f, records, specs)
     logging.info("Wrote %d windows (%d records with padding) to %s", num_windows,
                  len(records), path)
     return num_windows
