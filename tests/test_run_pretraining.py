@@ -175,7 +175,7 @@ def _synthetic_flags(synthetic, output_dir, **overrides):
 
 
 def test_readme_command_line_on_the_originals_records(tmp_path, original_model):
-    """The original README's command, unchanged; --jit_compile's default (auto) is off on a CPU."""
+    """The original README's command, unchanged; --jit_compile=auto is XLA in float32 on a CPU."""
     prefix, _, _ = original_model
     output_dir = str(tmp_path / "out")
     result = _ok(run_script(
@@ -192,7 +192,7 @@ def test_readme_command_line_on_the_originals_records(tmp_path, original_model):
     assert sum(name.startswith("cls/") for name, _ in in_checkpoint) == 7
     assert f"Loaded {len(in_checkpoint)} tensors from google checkpoint {prefix}." in log
     assert "Left at initial values" not in log
-    assert "XLA for the train step: off (auto)" in log
+    assert "XLA for the train step: on (auto)" in log and "Compiled cluster using XLA" in log
     assert "Precision policy: float32 (auto: a CPU without bfloat16 matrix units)" in log
     assert [step for step, _ in _steps(log)] == [4]
     results = _eval_results(output_dir)

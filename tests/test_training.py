@@ -303,10 +303,15 @@ def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, overrid
     assert bool(training.cpu_bfloat16_units()) == (override == "1")
 
 
-def test_auto_xla_is_off_on_a_cpu():
+def test_auto_xla_is_off_only_for_bfloat16_on_a_cpu():
     strategy = tf.distribute.get_strategy()
-    assert training.resolve_jit_compile(None, strategy) is False
-    assert training.resolve_jit_compile(True, strategy) is True
+    assert training.resolve_jit_compile(None, strategy) is True
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        assert training.resolve_jit_compile(None, strategy) is False
+        assert training.resolve_jit_compile(True, strategy) is True
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
 
 
 def test_bfloat16_training_keeps_float32_checkpoints_that_load_into_float32(config, tmp_path):
