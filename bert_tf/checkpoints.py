@@ -140,7 +140,10 @@ def _open_tensors(fmt, path):
     shapes = {name: tuple(shape) for name, shape in reader.get_variable_to_shape_map().items()}
     keys = {name: name for name in shapes}
     if fmt == "tf2":
-        keys.update(_object_graph_aliases(reader))
+        # Only variables: a training checkpoint also holds its input
+        # iterator's state, which is no tensor of the model.
+        keys.update({name: key for name, key in _object_graph_aliases(reader).items()
+                     if key in shapes})
     tensors = {name: (lambda key=key: reader.get_tensor(key)) for name, key in keys.items()}
     return tensors, {name: shapes[key] for name, key in keys.items()}
 
