@@ -103,16 +103,20 @@ def main(_):
     if FLAGS.do_predict:
         splits["predict"] = (predict_file, conll.read_conll(predict_file, has_tags=False))
     label_list = _label_list(splits.get("train", (None, None))[1])
-    label_ids = {name: tagging_data.tag_ids(sentences, label_list, path)
-                 for name, (path, sentences) in splits.items() if name != "predict"}
     tokenizer = files.tokenizer()
+    # Each split's windows, built once: the training set's number of windows
+    # is the number of examples an epoch has (a long sentence counts as its
+    # windows).
+    windows = {}
+    for name, (path, sentences) in splits.items():
+        ids = ([[0] * len(s.words) for s in sentences] if name == "predict"
+               else tagging_data.tag_ids(sentences, label_list, path))
+        windows[name] = tagging_data.convert_sentences(sentences, ids, tokenizer,
+                                                       FLAGS.max_seq_length, stride)
     num_train_steps, num_warmup_steps = 0, 0
     if FLAGS.do_train:
-        # An epoch is every window once: a long sentence counts as its windows.
-        num_windows = tagging_data.count_windows(splits["train"][1], tokenizer,
-                                                 FLAGS.max_seq_length, stride)
         num_train_steps, num_warmup_steps = finetune.train_steps(
-            num_windows, FLAGS.train_batch_size, FLAGS.num_train_epochs,
+            len(windows["train"]), FLAGS.train_batch_size, FLAGS.num_train_epochs,
             FLAGS.warmup_proportion)
 
     task = TaggingTask(label_list, FLAGS.max_seq_length)
@@ -124,18 +128,17 @@ def main(_):
 
     def input_fn(records_dir, name, batch_size, is_training):
         """Writes one split's windows; their input function for the trainer."""
-        _, sentences = splits[name]
-        ids = label_ids.get(name) or [[0] * len(s.words) for s in sentences]
         path = os.path.join(records_dir, f"{name}.tf_record")
-        tagging_data.write_tfrecord(path, sentences, ids, tokenizer, FLAGS.max_seq_length,
-                                    stride, None if is_training else batch_size)
+        tagging_data.write_tfrecord(path, windows[name], FLAGS.max_seq_length,
+                                    None if is_training else batch_size)
         return finetune.dataset_fn(input_pipeline.finetuning_dataset, path, batch_size,
                                    is_training, features=task.feature_specs(), **padding)
 
     with finetune.records_dir(trainer) as records_dir:
         if FLAGS.do_train:
-            logging.info("Training on %d sentences: %d steps, %d warmup.",
-                         len(splits["train"][1]), num_train_steps, num_warmup_steps)
+            logging.info("Training on %d sentences (%d windows): %d steps, %d warmup.",
+                         len(splits["train"][1]), len(windows["train"]), num_train_steps,
+                         num_warmup_steps)
             micro_batch = FLAGS.train_batch_size // FLAGS.gradient_accumulation_steps
             trainer.train(input_fn(records_dir, "train", micro_batch, True), num_train_steps,
                           FLAGS.train_batch_size)

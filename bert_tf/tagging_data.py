@@ -138,29 +138,6 @@ def convert_sentence(sentence_index, words, label_ids, tokenizer, max_seq_length
     return records
 
 
-def count_windows(sentences, tokenizer, max_seq_length, stride):
-    """How many records (windows) write_tfrecord will write for the sentences.
-
-    Training steps are counted in windows, as the original counts SQuAD's
-    features: a sentence cut in two windows is two examples.
-
-    Args:
-      sentences: conll.Sentence list.
-      tokenizer: A tokenization.FullTokenizer.
-      max_seq_length: Tokens per record.
-      stride: Pieces between the starts of a long sentence's windows.
-
-    Returns:
-      The number of windows, padding excluded.
-    """
-    window_size = max_seq_length - 2
-    total = 0
-    for sentence in sentences:
-        pieces, first_piece = word_pieces(tokenizer, sentence.words, window_size)
-        total += len(windows(len(pieces), first_piece, window_size, stride))
-    return total
-
-
 def _padding_record(max_seq_length):
     """A dummy record that makes a batch full; it counts in nothing."""
     zeros = [0] * max_seq_length
@@ -198,33 +175,46 @@ def tag_ids(sentences, label_list, path):
     return ids
 
 
-def write_tfrecord(path, sentences, label_ids, tokenizer, max_seq_length, stride,
-                   pad_to_multiple_of=None):
-    """Converts sentences and writes their windows to one TFRecord file, atomically.
+def convert_sentences(sentences, label_ids, tokenizer, max_seq_length, stride):
+    """Tokenizes sentences into the records of their windows.
 
     Args:
-      path: Output file (local or gs://).
       sentences: conll.Sentence list.
-      label_ids: tag_ids()'s result for them.
+      label_ids: tag_ids()'s result for them (zeros where tags are unknown).
       tokenizer: A tokenization.FullTokenizer.
       max_seq_length: Tokens per record.
       stride: Pieces between the starts of a long sentence's windows.
-      pad_to_multiple_of: Add padding records up to a multiple of this.
 
     Returns:
-      The number of windows (real records).
+      The feature dicts of every window, in sentence order. Their number is
+      the number of training examples: a long sentence counts as its windows.
     """
     records = []
     for index, (sentence, ids) in enumerate(zip(sentences, label_ids, strict=True)):
         records += convert_sentence(index, sentence.words, ids, tokenizer, max_seq_length,
                                     stride)
+    return records
+
+
+def write_tfrecord(path, records, max_seq_length, pad_to_multiple_of=None):
+    """Writes convert_sentences()'s records to one TFRecord file, atomically.
+
+    Args:
+      path: Output file (local or gs://).
+      records: convert_sentences()'s result.
+      max_seq_length: Tokens per record.
+      pad_to_multiple_of: Add padding records up to a multiple of this.
+
+    Returns:
+      The number of windows (real records).
+    """
     num_windows = len(records)
+    records = list(records)
     if pad_to_multiple_of:
         while len(records) % pad_to_multiple_of:
             records.append(_padding_record(max_seq_length))
-    specs = feature_contracts.tagging_features(max_seq_length)
     with io_utils.atomic_write(path, "wb") as f:
-        tfrecord.write_examples(f, records, specs)
-    logging.info("Wrote %d windows of %d sentences (%d records with padding) to %s",
-                 num_windows, len(sentences), len(records), path)
+        tfrecord.write_examples(f, records, feature_contracts.tagging_features(max_seq_length))
+    logging.info("Wrote %d windows (%d records with padding) to %s", num_windows,
+                 len(records), path)
     return num_windows

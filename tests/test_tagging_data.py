@@ -97,8 +97,8 @@ def test_records_read_back_through_the_pipeline(tokenizer, tmp_path):
     sentences = conll.read_conll(str(path))
     ids = tagging_data.tag_ids(sentences, ["O", "B-PER", "I-PER"], str(path))
     records = str(tmp_path / "data.tf_record")
-    assert tagging_data.write_tfrecord(records, sentences, ids, tokenizer, 8, 3,
-                                       pad_to_multiple_of=3) == 2
+    windows = tagging_data.convert_sentences(sentences, ids, tokenizer, 8, 3)
+    assert tagging_data.write_tfrecord(records, windows, 8, pad_to_multiple_of=3) == 2
     (batch,) = input_pipeline.finetuning_dataset(records, 3, False, tagging_features(8))
     assert batch["is_real_example"][:, 0].numpy().tolist() == [1, 1, 0]
     assert batch["sentence_index"][:, 0].numpy().tolist() == [0, 1, 0]
@@ -110,12 +110,13 @@ def test_records_read_back_through_the_pipeline(tokenizer, tmp_path):
     assert trimmed["label_ids"].shape == trimmed["input_ids"].shape == (3, 4)
 
 
-def test_count_windows_is_the_number_of_records_written(tokenizer, tmp_path):
+def test_convert_sentences_gives_every_window_the_file_holds(tokenizer, tmp_path):
     path = tmp_path / "data.txt"
     long = " O\n".join(["the", "he", "and"] * 8) + " O\n"
     path.write_text(f"the B-PER\nhe O\n\n{long}", encoding="utf-8")
     sentences = conll.read_conll(str(path))
     ids = tagging_data.tag_ids(sentences, ["O", "B-PER"], str(path))
-    written = tagging_data.write_tfrecord(str(tmp_path / "r.tf_record"), sentences, ids,
-                                          tokenizer, 10, 4)
-    assert tagging_data.count_windows(sentences, tokenizer, 10, 4) == written > 2
+    windows = tagging_data.convert_sentences(sentences, ids, tokenizer, 10, 4)
+    written = tagging_data.write_tfrecord(str(tmp_path / "r.tf_record"), windows, 10)
+    assert len(windows) == written == sum(1 for _ in tf.data.TFRecordDataset(
+        str(tmp_path / "r.tf_record"))) > 2
