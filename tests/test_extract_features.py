@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 import pytest
-from extraction_helpers import HIDDEN, hidden_states, tiny_google_checkpoint
+from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
 from bert_tf import tokenization
 

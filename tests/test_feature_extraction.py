@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from extraction_helpers import HIDDEN, hidden_states, tiny_google_checkpoint
+from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
 from bert_tf import checkpoints, feature_extraction, tokenization
 from bert_tf.feature_extraction import ExtractionError, InputExample, extractor

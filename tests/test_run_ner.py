@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
+from tiny_models import tiny_google_checkpoint
 
-from bert_tf import checkpoints, conll, tokenization
-from bert_tf.config import BertConfig
-from bert_tf.modeling import BertModel
+from bert_tf import conll
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
@@ -57,14 +56,7 @@ def run_script(script, *args):
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    tf.keras.utils.set_random_seed(0)
-    config = BertConfig(vocab_size=len(tokenization.load_vocab(VOCAB)), hidden_size=32,
-                        num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=64)
-    model = BertModel(config)
-    model({"input_ids": np.ones((1, 4), np.int32)})
-    folder = tmp_path_factory.mktemp("google")
-    return checkpoints.save_google_checkpoint(str(folder / "bert_model.ckpt"), model)
+    return tiny_google_checkpoint(str(tmp_path_factory.mktemp("google")), VOCAB)[0]
 
 
 @pytest.fixture(scope="module")

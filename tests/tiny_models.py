@@ -1,4 +1,4 @@
-"""A tiny pretrained-looking model for the feature-extraction tests."""
+"""A tiny pretrained-looking model for the tests that run scripts on a checkpoint."""
 
 import os
 import shutil
@@ -16,23 +16,24 @@ HIDDEN = 32
 NUM_LAYERS = 2
 
 
-def tiny_google_checkpoint(folder):
+def tiny_google_checkpoint(folder, vocab=VOCAB):
     """Saves a random 2-layer, hidden-32 BERT as the original's release folder.
 
     Args:
       folder: Where bert_model.ckpt, bert_config.json and vocab.txt go.
+      vocab: The vocab.txt it is sized for and that is copied beside it.
 
     Returns:
       (checkpoint prefix, the BertModel saved).
     """
     tf.keras.utils.set_random_seed(0)
     config = BertConfig(
-        vocab_size=len(tokenization.load_vocab(VOCAB)), hidden_size=HIDDEN,
+        vocab_size=len(tokenization.load_vocab(vocab)), hidden_size=HIDDEN,
         num_hidden_layers=NUM_LAYERS, num_attention_heads=2, intermediate_size=64,
         max_position_embeddings=64, type_vocab_size=2)
     model = BertModel(config)
     prefix = checkpoints.save_google_checkpoint(os.path.join(folder, "bert_model.ckpt"), model)
-    shutil.copyfile(VOCAB, os.path.join(folder, "vocab.txt"))
+    shutil.copyfile(vocab, os.path.join(folder, "vocab.txt"))
     return prefix, model
 
 
