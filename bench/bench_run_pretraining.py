@@ -3,7 +3,9 @@
 Writes pretraining TFRecords from a corpus with create_pretraining_data.py,
 then runs run_pretraining.py from random weights at BERT-Base (L12 H768,
 batch 8) and BERT-Tiny (L2 H128, batch 32) scale, seq 128, 20 predictions,
-float32, as the bench-peers harness measures its models. The script logs
+as the bench-peers harness measures its models, once per --mixed_precision
+and --jit_compile value (float32 and auto: what auto picks on this machine
+against float32; the precision and XLA choice the script logs are reported). The script logs
 examples/s once per --iterations_per_loop steps; the first loop (tracing and
 XLA compilation) is left out and the median of the others is reported. This
 is the whole step as users run it: input pipeline, forward, MLM + NSP loss,
@@ -33,6 +35,9 @@ flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-unc
 flags.DEFINE_list("models", ["base", "tiny"], "Which of MODELS to run.")
 flags.DEFINE_integer("loops", 5, "Loops to time after the first one.")
 flags.DEFINE_string("work_dir", None, "Scratch folder; default: a temporary one.")
+flags.DEFINE_list("mixed_precision", ["float32", "auto"], "run_pretraining.py's "
+                  "--mixed_precision values to run.")
+flags.DEFINE_list("jit_compile", ["auto"], "run_pretraining.py's --jit_compile values to run.")
 flags.mark_flag_as_required("corpus")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +49,8 @@ MODELS = {
               "intermediate_size": 512}, 32, 20),
 }
 STEP_LINE = re.compile(r"step (\d+)/\d+ .* ([\d.]+) examples/s")
+POLICY_LINE = re.compile(r"Precision policy: (\S+)")
+XLA_LINE = re.compile(r"XLA for the train step: (\w+)")
 
 
 def _script(name, *flag_args):
@@ -74,19 +81,27 @@ def main(_):
                        "max_position_embeddings": 512, "type_vocab_size": 2,
                        "initializer_range": 0.02, **config}, f)
         steps = steps_per_loop * (FLAGS.loops + 1)
-        log = _script(
-            "run_pretraining.py", f"--bert_config_file={config_file}",
-            f"--input_file={records}", f"--output_dir={os.path.join(work_dir, name)}",
-            "--do_train", f"--train_batch_size={batch}", "--max_seq_length=128",
-            "--max_predictions_per_seq=20", f"--num_train_steps={steps}",
-            f"--num_warmup_steps={steps_per_loop}", f"--iterations_per_loop={steps_per_loop}",
-            f"--save_checkpoints_steps={steps}", "--learning_rate=1e-4")
-        speeds = [float(m.group(2)) for m in STEP_LINE.finditer(log)][1:]
-        print(json.dumps({
-            "bench": "run_pretraining", "model": name, "batch": batch, "seq_len": 128,
-            "steps_per_loop": steps_per_loop, "loops_timed": len(speeds),
-            "train_seq_per_s": round(statistics.median(speeds), 3),
-            "per_loop_seq_per_s": [round(s, 2) for s in speeds]}), flush=True)
+        for precision in FLAGS.mixed_precision:
+            for jit_compile in FLAGS.jit_compile:
+                output_dir = os.path.join(work_dir, f"{name}_{precision}_xla-{jit_compile}")
+                log = _script(
+                    "run_pretraining.py", f"--bert_config_file={config_file}",
+                    f"--input_file={records}", f"--output_dir={output_dir}",
+                    "--do_train", f"--train_batch_size={batch}", "--max_seq_length=128",
+                    "--max_predictions_per_seq=20", f"--num_train_steps={steps}",
+                    f"--num_warmup_steps={steps_per_loop}",
+                    f"--iterations_per_loop={steps_per_loop}",
+                    f"--save_checkpoints_steps={steps}", "--learning_rate=1e-4",
+                    f"--mixed_precision={precision}", f"--jit_compile={jit_compile}")
+                speeds = [float(m.group(2)) for m in STEP_LINE.finditer(log)][1:]
+                print(json.dumps({
+                    "bench": "run_pretraining", "model": name, "batch": batch, "seq_len": 128,
+                    "mixed_precision": precision, "jit_compile": jit_compile,
+                    "policy": POLICY_LINE.search(log).group(1),
+                    "xla": XLA_LINE.search(log).group(1),
+                    "steps_per_loop": steps_per_loop, "loops_timed": len(speeds),
+                    "train_seq_per_s": round(statistics.median(speeds), 3),
+                    "per_loop_seq_per_s": [round(s, 2) for s in speeds]}), flush=True)
 
 
 if __name__ == "__main__":

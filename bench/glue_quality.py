@@ -42,6 +42,9 @@ flags.DEFINE_bool("group_by_length", False, "With --dynamic_padding: both librar
                   "batches with examples of similar length (much less work on SST-2).")
 flags.DEFINE_bool("adam_bias_correction", True, "bert_tf with Adam's bias correction (its "
                   "default, and torch's AdamW's); off: the original's update.")
+flags.DEFINE_list("mixed_precision", ["auto"], "bert_tf's --mixed_precision: each value "
+                  "runs once per task and seed (float32,auto compares the precisions).")
+flags.DEFINE_enum("jit_compile", "auto", ["auto", "true", "false"], "bert_tf's --jit_compile.")
 flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
 flags.DEFINE_float("num_train_epochs", 3.0, "Epochs.")
@@ -60,8 +63,8 @@ def _read_results(path):
         return {k.strip(): float(v) for k, v in (line.split("=") for line in f)}
 
 
-def _run_bert_tf(task, seed, seq_length, checkpoint, output_dir):
-    """Runs run_classifier.py; returns its dev metrics."""
+def _run_bert_tf(task, seed, seq_length, checkpoint, precision, output_dir):
+    """Runs run_classifier.py with --mixed_precision=precision; returns its dev metrics."""
     subprocess.run(
         [sys.executable, os.path.join(ROOT, "run_classifier.py"), f"--task_name={task}",
          "--do_train", "--do_eval", f"--data_dir={os.path.join(FLAGS.glue_dir, task)}",
@@ -71,7 +74,8 @@ def _run_bert_tf(task, seed, seq_length, checkpoint, output_dir):
          f"--num_train_epochs={FLAGS.num_train_epochs}", f"--seed={seed}",
          f"--output_dir={output_dir}", f"--dynamic_padding={FLAGS.dynamic_padding}",
          f"--group_by_length={FLAGS.group_by_length}",
-         f"--adam_bias_correction={FLAGS.adam_bias_correction}"],
+         f"--adam_bias_correction={FLAGS.adam_bias_correction}",
+         f"--mixed_precision={precision}", f"--jit_compile={FLAGS.jit_compile}"],
         check=True, stdout=subprocess.DEVNULL)
     results = _read_results(os.path.join(output_dir, "eval_results.txt"))
     dev = {"accuracy": results["eval_accuracy"]}
@@ -101,16 +105,21 @@ def main(_):
     for task in FLAGS.tasks:
         seq_length = int(lengths.get(task, 128))
         for seed in FLAGS.seeds:
-            for library in FLAGS.libraries:
+            runs = [(library, precision) for library in FLAGS.libraries
+                    for precision in (FLAGS.mixed_precision if library == "bert_tf"
+                                      else ["float32"])]
+            for library, precision in runs:
                 start = time.time()
                 if library == "bert_tf":
-                    output_dir = os.path.join(FLAGS.work_dir, f"{task}_seed{seed}")
-                    dev = _run_bert_tf(task, seed, seq_length, checkpoint, output_dir)
+                    output_dir = os.path.join(FLAGS.work_dir, f"{task}_seed{seed}_{precision}")
+                    dev = _run_bert_tf(task, seed, seq_length, checkpoint, precision, output_dir)
                 else:
                     dev = _run_hf(task, seed, seq_length, checkpoint)["dev"]
                 line = json.dumps({
                     "bench": "glue_quality", "library": library, "task": task,
                     "seed": int(seed), "max_seq_length": seq_length,
+                    "mixed_precision": precision,
+                    "jit_compile": FLAGS.jit_compile if library == "bert_tf" else None,
                     "dynamic_padding": FLAGS.dynamic_padding,
                     "group_by_length": FLAGS.group_by_length,
                     "adam_bias_correction": (FLAGS.adam_bias_correction

@@ -47,6 +47,8 @@ flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
 flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate.")
 flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
 flags.DEFINE_integer("eval_batches", 50, "Held-out batches of 32 per evaluation.")
+flags.DEFINE_enum("mixed_precision", "auto", list(training.PRECISIONS),
+                  "As run_pretraining.py's flag; XLA is chosen as there (--jit_compile=auto).")
 flags.DEFINE_string("plot", None, "Write the curves to this PNG.")
 flags.mark_flag_as_required("corpus")
 
@@ -108,6 +110,7 @@ def main(_):
         num_attention_heads=FLAGS.hidden_size // 64, intermediate_size=4 * FLAGS.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
+    policy = training.set_precision_policy(FLAGS.mixed_precision, strategy)
     trainer = training.Trainer(
         PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq), bert_config,
         strategy, training.TrainingConfig(
@@ -135,7 +138,7 @@ def main(_):
                 max_steps=FLAGS.eval_batches, results_file=None)
             for metric in ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy"):
                 point[f"{name}_{metric}"] = round(results[metric], 4)
-        point.update(unigram_baseline_accuracy=round(baseline, 4),
+        point.update(unigram_baseline_accuracy=round(baseline, 4), precision=policy,
                      elapsed_s=round(time.time() - start, 1))
         points.append(point)
         print(json.dumps(point), flush=True)

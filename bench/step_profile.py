@@ -1,11 +1,13 @@
 """Where a pretraining step's CPU time goes: the harness's step, profiled op by op.
 
 Builds bert_tf's model exactly as the bench-peers harness trains it
-(bench/peer_adapter.py, Keras AdamW, Keras sparse cross-entropy, XLA), runs
---steps steps under the TensorFlow profiler with XLA's per-thunk trace
-events on, and adds up each optimized-HLO instruction's time. The HLO dump
-maps every instruction back to the TensorFlow op it came from, so the time
-is reported in a few groups:
+(bench/peer_adapter.py, Keras AdamW, Keras sparse cross-entropy; XLA unless
+--nojit_compile; float32 unless --precision=mixed_bfloat16), runs --steps
+steps under the TensorFlow profiler with XLA's per-thunk trace events on,
+and adds up each optimized-HLO instruction's time. The HLO dump maps every
+instruction back to the TensorFlow op it came from; without XLA, each
+kernel's trace event names its op and type. The time is reported in a few
+groups:
 
   mlm_projection  the [positions, hidden] x [hidden, vocab] logits matmul and
                   its two gradients (fixed by the task: 20 positions x 30522)
@@ -20,7 +22,8 @@ is reported in a few groups:
 
 One thread does all the work, so the groups add up to the step and show
 how much work each one is, free of how the cores overlap it. It also
-reports the matmul FLOPs, the same thread's fp32 matmul rate (2048^3), and
+reports the matmul FLOPs, the same thread's matmul rate (2048^3, in the
+step's compute dtype and compiled as the step is), and
 from these a bound: the seq/s the step could reach if everything but the
 MLM projection and loss ran at that matmul rate with no overhead, on every
 core with perfect scaling.
@@ -29,6 +32,7 @@ Prints one JSON line per group, then a summary line.
 
 Example, from the repository root (the peers' harness must be beside it):
   python bench/step_profile.py --config=bert_tiny
+  python bench/step_profile.py --config=bert_base --precision=mixed_bfloat16 --nojit_compile
 """
 
 import collections
@@ -46,16 +50,22 @@ FLAGS = flags.FLAGS
 flags.DEFINE_enum("config", "bert_tiny", ["bert_tiny", "bert_base"], "The harness's config.")
 flags.DEFINE_integer("steps", 3, "Profiled steps (after 3 warm-up steps).")
 flags.DEFINE_string("peers_dir", None, "The bench-peers harness; default: ../shared/bench-peers.")
+flags.DEFINE_enum("precision", "float32", ["float32", "mixed_bfloat16"], "Keras dtype policy.")
+flags.DEFINE_bool("jit_compile", True, "XLA (groups from the optimized HLO) or TensorFlow's "
+                  "own graph kernels (groups from each kernel's op name and type).")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Trace events that wrap others rather than doing work themselves.
 _WRAPPERS = re.compile(r"^(one_step_on_data|EagerExecute|TFE_Py_ExecuteCancelable"
                        r"|EagerKernelExecute|EagerLocalExecute.*|__inference.*"
                        r"|CpuExecutable::.*|BlockUntilReady"
-                       r"|ThunkExecutor::Execute|SlinkyThreadPool::Await)$")
+                       r"|ThunkExecutor::Execute|SlinkyThreadPool::Await"
+                       r"|KernelAndDeviceFunc::Run|ExecutorState::Process.*)$")
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%(\S+) = (?:\([^)]*\)|\S+) (\w[\w-]*)\((?:%([\w.-]+))?")
 _OP_NAME = re.compile(r'op_name="([^"]*)"')
 _CALLS = re.compile(r"(?:calls|to_apply)=%([\w.-]+)")
+# TensorFlow's (oneDNN) matmul kernels, as graph mode's trace names their op types.
+_MATMUL_TYPE = re.compile(r"MatMul|Einsum")
 
 
 def _group(opcode, op_name):
@@ -105,6 +115,18 @@ def _instruction_groups(dump_dir):
     return groups
 
 
+def _kernel_group(event_name):
+    """The report group of one graph-mode event: a kernel, "op_name:op_type", or an XLA thunk.
+
+    Without XLA for the step, the one compiled function left is bert_tf's
+    dropout mask (dropout.py), so XLA's thunks count as encoder_other.
+    """
+    op_name, _, op_type = event_name.rpartition(":")
+    if not op_name:
+        return "encoder_other"
+    return _group("dot" if _MATMUL_TYPE.search(op_type) else op_type, op_name)
+
+
 def _event_ms(log_dir, steps):
     """Milliseconds per step of every leaf trace event, by event name."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
@@ -122,10 +144,10 @@ def _event_ms(log_dir, steps):
     return totals
 
 
-def _matmul_gflops(tf):
-    """One thread's fp32 matmul rate on 2048^3, GFLOP/s (median of 5)."""
-    a = tf.random.normal([2048, 2048])
-    matmul = tf.function(lambda x: tf.matmul(x, x), jit_compile=True)
+def _matmul_gflops(tf, dtype, jit_compile):
+    """One thread's matmul rate on 2048^3 in dtype, GFLOP/s (median of 5), compiled as the step."""
+    a = tf.cast(tf.random.normal([2048, 2048]), dtype)
+    matmul = tf.function(lambda x: tf.matmul(x, x), jit_compile=jit_compile)
     matmul(a).numpy()
     times = []
     for _ in range(5):
@@ -156,13 +178,14 @@ def main(_):
     cfg = common.CONFIGS[FLAGS.config]
     batch, seq = common.TRAIN_WORKLOADS[FLAGS.config]
     keras.utils.set_random_seed(0)
+    keras.mixed_precision.set_global_policy(FLAGS.precision)
     model = peer_adapter.build(cfg, "pretrain")
     model.compile(
         optimizer=keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9,
                                          beta_2=0.999, epsilon=1e-6),
         loss={"mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
               "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
-        jit_compile=True)
+        jit_compile=FLAGS.jit_compile)
     x, y = bench_keras.make_batch(cfg, batch, seq, common.MAX_PREDICTIONS,
                                   np.random.default_rng(0), with_labels=True)
     for _ in range(3):
@@ -174,12 +197,19 @@ def main(_):
     step_ms = (time.perf_counter() - start) / FLAGS.steps * 1e3
     tf.profiler.experimental.stop()
 
-    groups = _instruction_groups(f"{work_dir}/hlo")
+    if FLAGS.jit_compile:
+        groups = _instruction_groups(f"{work_dir}/hlo")
+
+        def group_of(name):
+            return groups.get(name, "other")
+    else:
+        group_of = _kernel_group
     by_group = collections.Counter()
     for name, ms in _event_ms(f"{work_dir}/trace", FLAGS.steps).items():
-        by_group[groups.get(name, "other")] += ms
+        by_group[group_of(name)] += ms
     traced_ms = sum(by_group.values())
-    base = {"config": FLAGS.config, "batch": batch, "seq_len": seq, "threads": 1}
+    base = {"config": FLAGS.config, "batch": batch, "seq_len": seq, "threads": 1,
+            "precision": FLAGS.precision, "jit_compile": FLAGS.jit_compile}
     for group, ms in by_group.most_common():
         print(json.dumps({**base, "group": group, "ms_per_step": round(ms, 1),
                           "share": round(ms / traced_ms, 3)}))
@@ -187,7 +217,8 @@ def main(_):
     hidden, vocab = cfg["hidden"], cfg["vocab_size"]
     mlm_flops = 3 * 2 * batch * common.MAX_PREDICTIONS * hidden * vocab
     rest_flops = common.train_flops(cfg, batch, seq, batch * common.MAX_PREDICTIONS) - mlm_flops
-    gflops = _matmul_gflops(tf)
+    gflops = _matmul_gflops(tf, tf.bfloat16 if "bfloat16" in FLAGS.precision else tf.float32,
+                            FLAGS.jit_compile)
     fixed_ms = by_group["mlm_projection"] + by_group["mlm_loss"]
     bound_ms = (fixed_ms + rest_flops / gflops / 1e6) / os.cpu_count()
     print(json.dumps({

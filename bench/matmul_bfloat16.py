@@ -1,0 +1,53 @@
+"""TensorFlow's matmul rate on this CPU in float32 and bfloat16: the peak a train step can reach.
+
+../shared/bench-peers/matmul_peak.py measures float32 only; this gives the
+bfloat16 figure beside float32 for the same shapes, in one process, so that
+a bfloat16 train step's GFLOP/s has a ceiling to be read against.
+
+Usage: python bench/matmul_bfloat16.py [--reps 10]
+Prints one JSON line per dtype and shape: median and best GFLOP/s.
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import tensorflow as tf
+
+# (M, K, N): the square reference, and BERT-Base's FFN up-projection at batch 8 x seq 128.
+SHAPES = {"sq2048": (2048, 2048, 2048), "ffn_b8": (1024, 768, 3072)}
+
+
+def rate(m, k, n, dtype, reps):
+    """GFLOP/s of one eager matmul: (median, best) over reps timed calls after 3 warm-ups."""
+    a = tf.cast(tf.random.normal((m, k), seed=1), dtype)
+    b = tf.cast(tf.random.normal((k, n), seed=2), dtype)
+    for _ in range(3):
+        tf.linalg.matmul(a, b).numpy()
+    seconds = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        tf.linalg.matmul(a, b).numpy()  # .numpy() waits for the result
+        seconds.append(time.perf_counter() - start)
+    flops = 2.0 * m * k * n
+    return flops / statistics.median(seconds) / 1e9, flops / min(seconds) / 1e9
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=10)
+    args = parser.parse_args()
+    cpu_flags = sorted({word for line in open("/proc/cpuinfo") if line.startswith("flags")
+                        for word in line.split() if word in ("amx_bf16", "avx512_bf16")})
+    for dtype in (tf.float32, tf.bfloat16):
+        for shape, (m, k, n) in SHAPES.items():
+            median, best = rate(m, k, n, dtype, args.reps)
+            print(json.dumps({"bench": "matmul_tf_dtype", "dtype": dtype.name, "shape": shape,
+                              "gflops_per_s": round(median, 1), "best_gflops_per_s": round(best, 1),
+                              "cpu_bf16_flags": cpu_flags, "tensorflow": tf.__version__}),
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
