@@ -91,10 +91,13 @@ def test_a_killed_run_takes_its_workers_with_it_and_the_next_run_cleans_up(tmp_p
     output = tmp_path / "out.tfrecord"
     command = [sys.executable, os.path.join(ROOT, "create_pretraining_data.py"),
                f"--input_file={corpus}", f"--output_file={output}", f"--vocab_file={VOCAB}",
-               "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=20",
+               "--max_seq_length=32", "--max_predictions_per_seq=5", "--dupe_factor=100",
                "--num_workers=2", "--window_mb=0.05"]
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    # The first progress line comes after the workers have done a window.
+    # The first progress line comes 10 s in, after the workers have done
+    # windows. The input is large enough (about 35 s of work on a fast CPU)
+    # that the run is still going then: with dupe_factor=20 it finished in 7 s
+    # on an AVX512-BF16 EPYC and left nothing to kill.
     for line in process.stderr:
         if "instances/s" in line:
             break
