@@ -4,10 +4,11 @@ Writes pretraining TFRecords from a corpus with create_pretraining_data.py,
 then runs run_pretraining.py from random weights at BERT-Base (L12 H768,
 batch 8) and BERT-Tiny (L2 H128, batch 32) scale, seq 128, 20 predictions,
 as the bench-peers harness measures its models, once per --mixed_precision
-and --jit_compile value (float32 and auto: what auto picks on this machine
-against float32; the precision and XLA choice the script logs are reported). The script logs
-examples/s once per --iterations_per_loop steps; the first loop (tracing and
-XLA compilation) is left out and the median of the others is reported. This
+and --jit_compile value (by default float32 and auto: what auto picks on
+this machine against float32; the precision and XLA choice that the script
+logs are reported). The script logs examples/s once per
+--iterations_per_loop steps; the first loop (tracing and XLA compilation)
+is left out and the median of the others is reported. This
 is the whole step as users run it: input pipeline, forward, MLM + NSP loss,
 backward, the all-reduce, clipping and bert_tf's AdamW.
 

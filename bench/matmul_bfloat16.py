@@ -4,7 +4,7 @@
 bfloat16 figure beside float32 for the same shapes, in one process, so that
 a bfloat16 train step's GFLOP/s has a ceiling to be read against.
 
-Usage: python bench/matmul_bfloat16.py [--reps 10]
+Usage, from the repository root: python bench/matmul_bfloat16.py [--reps 10]
 Prints one JSON line per dtype and shape: median and best GFLOP/s.
 """
 
@@ -14,6 +14,8 @@ import statistics
 import time
 
 import tensorflow as tf
+
+from bert_tf import training
 
 # (M, K, N): the square reference, and BERT-Base's FFN up-projection at batch 8 x seq 128.
 SHAPES = {"sq2048": (2048, 2048, 2048), "ffn_b8": (1024, 768, 3072)}
@@ -38,8 +40,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
-    cpu_flags = sorted({word for line in open("/proc/cpuinfo") if line.startswith("flags")
-                        for word in line.split() if word in ("amx_bf16", "avx512_bf16")})
+    cpu_flags = training.cpu_bfloat16_units()
     for dtype in (tf.float32, tf.bfloat16):
         for shape, (m, k, n) in SHAPES.items():
             median, best = rate(m, k, n, dtype, args.reps)

@@ -217,7 +217,7 @@ def main(_):
     hidden, vocab = cfg["hidden"], cfg["vocab_size"]
     mlm_flops = 3 * 2 * batch * common.MAX_PREDICTIONS * hidden * vocab
     rest_flops = common.train_flops(cfg, batch, seq, batch * common.MAX_PREDICTIONS) - mlm_flops
-    gflops = _matmul_gflops(tf, tf.bfloat16 if "bfloat16" in FLAGS.precision else tf.float32,
+    gflops = _matmul_gflops(tf, keras.mixed_precision.global_policy().compute_dtype,
                             FLAGS.jit_compile)
     fixed_ms = by_group["mlm_projection"] + by_group["mlm_loss"]
     bound_ms = (fixed_ms + rest_flops / gflops / 1e6) / os.cpu_count()
