@@ -12,7 +12,8 @@ The recipe is the issue's: --epochs (3), batch 32, peak learning rate 5e-5,
 (not on LayerNorm or biases), clipping at 1.0, AdamW with bias correction.
 Both use dynamic padding (each batch cut to its longest sentence, rounded up
 to 16): padding is masked out, so it changes the work, not the results.
-bert_tf runs without XLA (--jit_compile=false; --jit_compile here switches).
+bert_tf runs without XLA (--jit_compile=false; --jit_compile here switches)
+and in float32 like the peer (--mixed_precision here switches).
 
 Both are scored here, by the same independent metric: seqeval (default mode,
 conlleval's rules) on the predicted-tag column of each run's predictions
@@ -86,6 +87,9 @@ flags.DEFINE_integer("max_train_sentences", None, "Train on the first N sentence
 flags.DEFINE_integer("max_valid_sentences", None, "Score the first N valid sentences (smoke).")
 flags.DEFINE_bool("jit_compile", False, "bert_tf's train step with XLA (with dynamic padding "
                   "it compiles once per batch length).")
+flags.DEFINE_string("mixed_precision", "float32", "bert_tf's --mixed_precision (float32 by "
+                    "default: the HF peer trains in float32; auto picks bfloat16 on a CPU "
+                    "with bfloat16 units).")
 flags.DEFINE_integer("iterations_per_loop", 50, "bert_tf's steps per logged loop.")
 flags.DEFINE_string("bert_tf_root", ROOT, "The checkout whose run_ner.py (and bert_tf) runs; "
                     "default: this one. A snapshot (git archive HEAD | tar -x -C DIR) keeps "
@@ -197,6 +201,7 @@ def _run_bert_tf(seed, data_dir, valid_file, checkpoint):
              f"--num_train_epochs={FLAGS.epochs}",
              f"--warmup_proportion={FLAGS.warmup_proportion}", f"--seed={seed}",
              f"--jit_compile={FLAGS.jit_compile}", "--dynamic_padding=true",
+             f"--mixed_precision={FLAGS.mixed_precision}",
              f"--iterations_per_loop={FLAGS.iterations_per_loop}",
              f"--output_dir={output_dir}"],
             check=True, stdout=log, stderr=subprocess.STDOUT)
@@ -214,6 +219,7 @@ def _run_bert_tf(seed, data_dir, valid_file, checkpoint):
                 round(later_steps * FLAGS.batch_size / later_seconds, 2) if later_steps
                 else None),
             "steps": steps, "jit_compile": FLAGS.jit_compile,
+            "mixed_precision": FLAGS.mixed_precision,
             "bert_tf_eval_f1": round(float(own["eval_f1"]), 4),
             "predictions": os.path.join(output_dir, "valid_predictions.txt")}
 
