@@ -15,8 +15,11 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(include=["bert_tf", "bert_tf.*"]),
     install_requires=[
-        "tensorflow==2.21.*",
-        "tensorflow-text==2.21.*",
+        # 2.20 is the newest TPU build (tensorflow-tpu); 2.21 the newest release. CI runs
+        # the suite on both. On a TPU, install with tools/install_tpu.sh instead: pip
+        # cannot satisfy "tensorflow" with the tensorflow-tpu distribution.
+        "tensorflow>=2.20,<2.22",
+        "tensorflow-text>=2.20,<2.22",
         "tensorflow-datasets",
         "absl-py",
         "numpy",
