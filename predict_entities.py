@@ -8,11 +8,9 @@ tab-separated, with the text escaped so that a tab or newline in it cannot
 break the line.
 """
 
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import app, flags
 
-from bert_tf import cli
+from bert_tf import cli, export
 
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.mark_flag_as_required("export_dir")
@@ -23,9 +21,7 @@ def main(argv):
     sentences = cli.text_arguments(argv[1:])
     if not sentences:
         raise app.UsageError("give the sentences to tag as arguments")
-    model = tf.saved_model.load(FLAGS.export_dir)
-    outputs = {name: value.numpy() for name, value in
-               model.signatures["serving_default"](text=tf.constant(sentences)).items()}
+    outputs = export.run_signature(FLAGS.export_dir, "serving_default", text=sentences)
     for i in range(len(sentences)):
         for j in range(outputs["num_entities"][i]):
             text = outputs["entity_text"][i, j].decode("utf-8")

@@ -11,11 +11,9 @@ they cannot break the line). An empty sentence is classified, with a warning.
 
 import sys
 
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import app, flags
 
-from bert_tf import cli
+from bert_tf import cli, export
 
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.DEFINE_bool("pair", False, "Read the sentences as (text_a, text_b) pairs.")
@@ -33,18 +31,15 @@ def main(argv):
         if not text.strip():
             print(f"predict_text.py: warning: argument {number} is empty; its prediction "
                   "reflects no text", file=sys.stderr)
-    model = tf.saved_model.load(FLAGS.export_dir)
     if FLAGS.pair:
         firsts, seconds = sentences[0::2], sentences[1::2]
-        outputs = model.signatures["pair"](text_a=tf.constant(firsts),
-                                           text_b=tf.constant(seconds))
+        outputs = export.run_signature(FLAGS.export_dir, "pair", text_a=firsts, text_b=seconds)
         shown = [f"{a} ||| {b}" for a, b in zip(firsts, seconds, strict=True)]
     else:
-        outputs = model.signatures["single"](text_a=tf.constant(sentences))
+        outputs = export.run_signature(FLAGS.export_dir, "single", text_a=sentences)
         shown = sentences
     for text, prediction, probabilities in zip(
-            shown, outputs["predictions"].numpy(), outputs["probabilities"].numpy(),
-            strict=True):
+            shown, outputs["predictions"], outputs["probabilities"], strict=True):
         print(f"{prediction}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
               f"{cli.printable(text)}")
 

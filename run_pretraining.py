@@ -17,7 +17,6 @@ Under a TF_CONFIG that lists several workers, start it on each of them.
 import functools
 import os
 
-import tensorflow as tf
 from absl import flags, logging
 
 from bert_tf import checkpoints, cli, distribution, dynamic_masking, input_pipeline, training
@@ -86,20 +85,10 @@ def _check_input(flag_name, patterns):
       patterns: Its value: comma-separated file patterns.
     """
     try:
-        if not input_pipeline.count_records(patterns):
-            raise StopIteration
-        next(iter(input_pipeline.pretraining_dataset(
-            patterns, 1, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
-            is_training=False)))
+        input_pipeline.check_pretraining_records(
+            patterns, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     except ValueError as e:
         _fail(f"error: --{flag_name}: {e}")
-    except StopIteration:
-        _fail(f"error: --{flag_name}={patterns}: the files hold no records")
-    except tf.errors.InvalidArgumentError:
-        _fail(f"error: --{flag_name}={patterns}: the records do not hold "
-              f"{FLAGS.max_seq_length} input_ids and {FLAGS.max_predictions_per_seq} "
-              "masked_lm_positions; give the --max_seq_length and "
-              "--max_predictions_per_seq that create_pretraining_data.py was run with")
 
 
 @functools.cache
@@ -152,16 +141,13 @@ def main(argv):
     if FLAGS.max_seq_length > config.max_position_embeddings:
         _fail(f"bad flag: --max_seq_length={FLAGS.max_seq_length} exceeds the model's "
               f"max_position_embeddings={config.max_position_embeddings}")
+    try:
+        micro_batch = training.validate_batch_flags(FLAGS, strategy)
+    except ValueError as e:
+        _fail(f"bad flag: {e}")
     if FLAGS.do_train:
-        try:
-            micro_batch = training.validate_batch_flags(FLAGS, strategy)
-        except ValueError as e:
-            _fail(f"bad flag: {e}")
         _check_input("input_file", FLAGS.input_file)
     if FLAGS.do_eval:
-        if FLAGS.eval_batch_size % strategy.num_replicas_in_sync:
-            _fail(f"bad flag: --eval_batch_size={FLAGS.eval_batch_size} must be a multiple "
-                  f"of the {strategy.num_replicas_in_sync} replicas")
         _check_input("eval_input_file" if FLAGS.eval_input_file else "input_file",
                      FLAGS.eval_input_file or FLAGS.input_file)
     training.set_precision_policy(FLAGS.mixed_precision, strategy)

@@ -9,8 +9,9 @@ is the shorter modern spelling.
 Order of preference:
   1. TPUStrategy, when a TPU is named (--tpu=NAME, --tpu=local, --use_tpu
      with --tpu_name or --master) or found (the TPU_NAME or COLAB_TPU_ADDR
-     environment variables, or TPU devices visible to this process, as on a
-     Colab or Cloud TPU VM).
+     environment variables, TPU chips that tpu_runtime set up PJRT for, as
+     on a Colab TPU runtime or a Cloud TPU VM, or TPU devices visible to
+     this process).
   2. MultiWorkerMirroredStrategy, when TF_CONFIG describes several workers.
   3. MirroredStrategy over all local GPUs.
   4. The default strategy, on the CPU.
@@ -24,6 +25,12 @@ import os
 
 import tensorflow as tf
 from absl import flags, logging
+
+from bert_tf import tpu_runtime
+
+
+class TpuNotFoundError(ValueError):
+    """A TPU was asked for (--use_tpu, --tpu, ...) and cannot be reached."""
 
 
 def define_tpu_flags(flag_values=flags.FLAGS):
@@ -47,8 +54,8 @@ def define_tpu_flags(flag_values=flags.FLAGS):
     flags.DEFINE_string("master", None, "Original flag: TPU master address (grpc://...).", **fv)
     flags.DEFINE_integer(
         "num_tpu_cores", 8,
-        "Original flag: TPU cores to use. TPUStrategy uses every core of the TPU; a "
-        "different count is reported as a warning.", **fv)
+        "Original flag: TPU cores to use. TPUStrategy uses every core of the TPU (1 on "
+        "Colab's v5e-1, 8 on a v2-8 or v3-8); the replica count it uses is logged.", **fv)
 
 
 def _named_tpu(tpu, use_tpu, tpu_name, master):
@@ -62,6 +69,8 @@ def _named_tpu(tpu, use_tpu, tpu_name, master):
             if variable == "COLAB_TPU_ADDR":
                 address = "grpc://" + address
             return address, f"${variable} is set"
+    if tpu_runtime.pjrt_ready():
+        return "local", "TPU chips are attached and PJRT is set up"
     if tf.config.list_physical_devices("TPU"):
         return "local", "TPU devices are attached to this process"
     if use_tpu:
@@ -93,7 +102,7 @@ def resolve_strategy(tpu=None, use_tpu=False, tpu_name=None, tpu_zone=None,
       A tf.distribute.Strategy. Create models and optimizers in its scope().
 
     Raises:
-      RuntimeError: when use_tpu is set and no TPU can be reached.
+      TpuNotFoundError: when a TPU is asked for and cannot be reached.
     """
     address, reason = _named_tpu(tpu, use_tpu, tpu_name, master)
     if address is not None:
@@ -105,15 +114,22 @@ def resolve_strategy(tpu=None, use_tpu=False, tpu_name=None, tpu_zone=None,
             tf.tpu.experimental.initialize_tpu_system(resolver)
             strategy = tf.distribute.TPUStrategy(resolver)
         except (ValueError, RuntimeError, tf.errors.OpError) as e:
+            error = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             if use_tpu or tpu or tpu_name or master:
-                raise RuntimeError(f"could not reach the TPU ({reason}): {e}") from e
-            logging.warning("A TPU seemed present (%s) but could not be used: %s", reason, e)
+                raise TpuNotFoundError(
+                    f"could not reach a TPU: tried TPUClusterResolver(tpu={address!r}) because "
+                    f"{reason}, which failed: {error}. Here {tpu_runtime.status()}. On a Cloud "
+                    f"TPU VM or a Colab TPU runtime, {tpu_runtime.INSTALL_HINT}") from None
+            logging.warning("A TPU seemed present (%s) but could not be used (%s): falling back "
+                            "to the GPUs or the CPU.", reason, error)
         else:
-            cores = strategy.num_replicas_in_sync
-            if cores != num_tpu_cores:
-                logging.warning("--num_tpu_cores=%d, but the TPU has %d cores; using %d.",
-                                num_tpu_cores, cores, cores)
-            logging.info("Strategy: TPUStrategy with %d cores, because %s.", cores, reason)
+            replicas = strategy.num_replicas_in_sync
+            if replicas != num_tpu_cores:
+                logging.warning("--num_tpu_cores=%d, but this TPU has %d core(s): using %d "
+                                "replica(s). Batch sizes are split over %d.",
+                                num_tpu_cores, replicas, replicas, replicas)
+            logging.info("Strategy: TPUStrategy with %d replica(s), because %s.", replicas,
+                         reason)
             return strategy
 
     workers = _worker_count()
@@ -126,11 +142,12 @@ def resolve_strategy(tpu=None, use_tpu=False, tpu_name=None, tpu_zone=None,
     gpus = tf.config.list_logical_devices("GPU")
     if gpus:
         strategy = tf.distribute.MirroredStrategy()
-        logging.info("Strategy: MirroredStrategy over %d GPU(s), because no TPU was found.",
-                     len(gpus))
+        logging.info("Strategy: MirroredStrategy over %d GPU(s), because no TPU was found "
+                     "(%s).", len(gpus), tpu_runtime.status())
         return strategy
 
-    logging.info("Strategy: default strategy on the CPU, because no TPU or GPU was found.")
+    logging.info("Strategy: default strategy on the CPU, because no TPU or GPU was found "
+                 "(%s).", tpu_runtime.status())
     return tf.distribute.get_strategy()
 
 

@@ -14,6 +14,7 @@ classification: tasks/classification.py's ClassifierServingModule).
 """
 
 import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the SavedModels tokenize with)
 from absl import logging
 
 from bert_tf import io_utils
@@ -41,6 +42,27 @@ def save_model(export_dir, module, signatures):
         tf.saved_model.save(module, tmp, signatures=signatures)
     logging.info("Exported a raw-text SavedModel to %s", export_dir)
     return export_dir
+
+
+def run_signature(export_dir, signature, **texts):
+    """Loads a raw-text SavedModel and runs one of its signatures on strings.
+
+    What predict_text.py and predict_entities.py do; they import no
+    TensorFlow themselves, so that bert_tf sets up the TPU runtime first
+    (tpu_runtime.py).
+
+    Args:
+      export_dir: The SavedModel folder.
+      signature: The signature's name ("single", "pair", "serving_default").
+      **texts: Its inputs: {input name: list of str}.
+
+    Returns:
+      {output name: numpy array}.
+    """
+    model = tf.saved_model.load(export_dir)
+    outputs = model.signatures[signature](
+        **{name: tf.constant(values, tf.string) for name, values in texts.items()})
+    return {name: value.numpy() for name, value in outputs.items()}
 
 
 # --export_precision's choices: the policy the model was trained under, or one

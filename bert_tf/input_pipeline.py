@@ -115,6 +115,33 @@ def _records(files, is_training, input_context, num_parallel_reads, seed):
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
 
 
+def check_pretraining_records(input_patterns, max_seq_length, max_predictions_per_seq):
+    """Checks that pretraining files hold records of the lengths given.
+
+    A missing, truncated or corrupt file, or lengths other than the files
+    were written with, would otherwise fail only once the model is built,
+    in the middle of training.
+
+    Args:
+      input_patterns: comma-separated file patterns, or a list of patterns.
+      max_seq_length: the max_seq_length to read the files with.
+      max_predictions_per_seq: the max_predictions_per_seq to read them with.
+
+    Raises:
+      ValueError: naming the file, or the patterns.
+    """
+    if not count_records(input_patterns):
+        raise ValueError(f"{input_patterns}: the files hold no records")
+    try:
+        next(iter(pretraining_dataset(input_patterns, 1, max_seq_length,
+                                      max_predictions_per_seq, is_training=False)))
+    except tf.errors.InvalidArgumentError:
+        raise ValueError(
+            f"{input_patterns}: the records do not hold {max_seq_length} input_ids and "
+            f"{max_predictions_per_seq} masked_lm_positions; give the --max_seq_length and "
+            "--max_predictions_per_seq that create_pretraining_data.py was run with") from None
+
+
 def pretraining_dataset(input_patterns, batch_size, max_seq_length,
                         max_predictions_per_seq, is_training, input_context=None,
                         num_parallel_reads=4, shuffle_buffer_size=100, seed=None,

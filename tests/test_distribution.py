@@ -18,13 +18,48 @@ def test_picks_the_cpu_here_and_says_why(monkeypatch):
     strategy = distribution.resolve_strategy()
     assert strategy is tf.distribute.get_strategy()
     assert strategy.num_replicas_in_sync == 1
-    assert logged == ["Strategy: default strategy on the CPU, because no TPU or GPU was found."]
+    assert logged == ["Strategy: default strategy on the CPU, because no TPU or GPU was found "
+                      "(tensorflow-tpu is not installed)."]
 
 
-def test_use_tpu_without_a_tpu_is_a_clear_error(monkeypatch):
+@pytest.mark.parametrize("flag", [{"use_tpu": True}, {"tpu": "local"}])
+def test_asking_for_a_tpu_without_one_is_one_clear_line(monkeypatch, flag):
     monkeypatch.delenv("TPU_NAME", raising=False)
-    with pytest.raises(RuntimeError, match="could not reach the TPU"):
-        distribution.resolve_strategy(use_tpu=True)
+    with pytest.raises(distribution.TpuNotFoundError) as raised:
+        distribution.resolve_strategy(**flag)
+    message = str(raised.value)
+    assert "\n" not in message
+    # What was tried, why it failed, what this machine has, and what to install.
+    assert message.startswith("could not reach a TPU: tried TPUClusterResolver(tpu='local')")
+    assert "tensorflow-tpu is not installed" in message
+    assert "bash install_tpu.sh" in message
+    assert isinstance(raised.value, ValueError)  # so that cli.run prints it as one line
+
+
+def test_the_replica_count_is_stated_when_num_tpu_cores_differs(monkeypatch):
+    """--num_tpu_cores=8 (the original's default) on a 1-chip v5e: one replica, said so."""
+
+    class OneCoreTpuStrategy:
+        num_replicas_in_sync = 1
+
+        def __init__(self, resolver):
+            self.resolver = resolver
+
+    monkeypatch.setattr(distribution.tf.distribute.cluster_resolver, "TPUClusterResolver",
+                        lambda **kwargs: kwargs)
+    monkeypatch.setattr(distribution.tf.tpu.experimental, "initialize_tpu_system",
+                        lambda resolver: None)
+    monkeypatch.setattr(distribution.tf.distribute, "TPUStrategy", OneCoreTpuStrategy)
+    logged = []
+    monkeypatch.setattr(distribution.logging, "warning",
+                        lambda msg, *args: logged.append(msg % args))
+    monkeypatch.setattr(distribution.logging, "info", lambda msg, *args: logged.append(msg % args))
+    strategy = distribution.resolve_strategy(tpu="local", num_tpu_cores=8)
+    assert isinstance(strategy, OneCoreTpuStrategy)
+    assert logged == [
+        "--num_tpu_cores=8, but this TPU has 1 core(s): using 1 replica(s). Batch sizes are "
+        "split over 1.",
+        "Strategy: TPUStrategy with 1 replica(s), because --tpu=local."]
 
 
 def test_original_tpu_flags_are_defined_and_read():
