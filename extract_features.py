@@ -55,6 +55,7 @@ flags.DEFINE_enum(
     "The computation's precision, as in training: auto picks bfloat16 on TPUs and on CPUs "
     "with bfloat16 matrix units, float16 on GPUs, else float32. The features are written "
     "as float32 whatever it is.")
+training.define_jit_compile_flag()
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
 flags.DEFINE_enum("output_format", "jsonl", feature_extraction.OUTPUT_FORMATS,
@@ -82,10 +83,7 @@ FLAGS = flags.FLAGS
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    try:
-        strategy = distribution.strategy_from_flags()
-    except RuntimeError as e:  # --use_tpu, and no TPU to be reached
-        sys.exit(f"extract_features.py: error: {e}")
+    strategy = distribution.strategy_from_flags()
     training.set_precision_policy(FLAGS.mixed_precision, strategy)
     try:
         given_case = FLAGS["do_lower_case"].present
@@ -97,7 +95,8 @@ def main(argv):
             max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size,
             output_format=FLAGS.output_format, pooling=FLAGS.pooling,
             word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
-            log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy)
+            log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy,
+            jit_compile=training.parse_jit_compile(FLAGS.jit_compile))
     except feature_extraction.ExtractionError as e:
         # One line that names the flag, or the file and line: the usage text
         # that app.UsageError prints would bury it.

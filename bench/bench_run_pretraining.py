@@ -51,7 +51,7 @@ MODELS = {
 }
 STEP_LINE = re.compile(r"step (\d+)/\d+ .* ([\d.]+) examples/s")
 POLICY_LINE = re.compile(r"Precision policy: (\S+)")
-XLA_LINE = re.compile(r"XLA for the train step: (\w+)")
+XLA_LINE = re.compile(r"XLA for the train, eval and predict steps: (\w+)")
 
 
 def _script(name, *flag_args):

@@ -33,7 +33,15 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, export, io_utils, tokenization, training
+from bert_tf import (
+    checkpoints,
+    distribution,
+    export,
+    io_utils,
+    tokenization,
+    tpu_rules,
+    training,
+)
 from bert_tf.config import BertConfig
 
 
@@ -218,7 +226,8 @@ def setup(flag_values, static_shapes=True):
       flag_values: Parsed flags of training.define_training_flags and
         distribution.define_tpu_flags.
       static_shapes: False when batches vary in shape (run_classifier's
-        --dynamic_padding), which a TPU cannot run.
+        --dynamic_padding), which a TPU cannot run (nor any device under
+        BERT_TF_TPU_RULES=1, see tpu_rules.py).
 
     Returns:
       The tf.distribute.Strategy.
@@ -228,7 +237,7 @@ def setup(flag_values, static_shapes=True):
     """
     training.set_random_seed(flag_values.seed)
     strategy = distribution.strategy_from_flags()
-    if not static_shapes and isinstance(strategy, tf.distribute.TPUStrategy):
+    if not static_shapes and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")
     training.set_precision_policy(flag_values.mixed_precision, strategy)

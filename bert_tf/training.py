@@ -19,7 +19,10 @@ directory of their own, deleted afterwards, and resume from the chief's.
 Each replica computes its gradients in one tf.function, XLA-compiled by
 default (on TPU the whole step is XLA anyway) except in bfloat16 on a CPU
 (see resolve_jit_compile); applying them stays outside XLA because the
-cross-replica all-reduce of MirroredStrategy cannot be compiled. Checkpoints
+cross-replica all-reduce of MirroredStrategy cannot be compiled. Each
+replica's share of an eval or predict step is compiled alike. Under the
+TPU's rules (tpu_rules.py: on a TPU, or with BERT_TF_TPU_RULES=1 anywhere)
+every step is compiled and every input checked for static shapes. Checkpoints
 also hold the training input's position and dropout's random state, so that
 a resumed run goes on exactly where the killed one was.
 """
@@ -34,7 +37,7 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, io_utils, optimization, run_dir
+from bert_tf import checkpoints, distribution, io_utils, optimization, run_dir, tpu_rules
 from bert_tf.checkpoint_names import ENCODER
 from bert_tf.modeling import BertModel
 
@@ -107,15 +110,31 @@ def define_training_flags(flag_values=flags.FLAGS):
         f"{CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else float32.", **fv)
     flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
                          lower_bound=1, **fv)
-    flags.DEFINE_enum(
-        "jit_compile", "auto", ["auto", "true", "false"],
-        "Compile the train step with XLA. auto: yes, except in bfloat16 on a CPU, where "
-        "XLA's CPU backend leaves the bfloat16 matrix units unused. With --dynamic_padding "
-        "on a CPU, false is faster (XLA compiles once per batch length).",
-        case_sensitive=False, **fv)
+    define_jit_compile_flag(flag_values)
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
+
+
+def define_jit_compile_flag(flag_values=flags.FLAGS):
+    """Defines --jit_compile, for the scripts that train or predict.
+
+    Args:
+      flag_values: The absl FlagValues to define it in.
+    """
+    flags.DEFINE_enum(
+        "jit_compile", "auto", ["auto", "true", "false"],
+        "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
+        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused. With "
+        "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
+        f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "
+        "on any device (every step compiled, static input shapes checked).",
+        case_sensitive=False, flag_values=flag_values)
+
+
+def parse_jit_compile(value):
+    """--jit_compile's value as resolve_jit_compile takes it: True, False or None (auto)."""
+    return {"auto": None, "true": True, "false": False}[value.lower()]
 
 
 def set_random_seed(seed):
@@ -129,24 +148,33 @@ def set_random_seed(seed):
 
 
 def validate_batch_flags(f, strategy):
-    """Checks that the global batch splits evenly over replicas and micro-batches.
+    """Checks that every batch flag splits evenly over the replicas.
+
+    The training batch splits over replicas x micro-batches; eval_batch_size
+    and predict_batch_size, where the script has them, over the replicas
+    (8 on a v3-8 TPU, 1 on Colab's v5e-1).
 
     Args:
       f: The parsed flag values.
       strategy: The strategy in use.
 
     Returns:
-      The per-replica micro-batch size.
+      The per-replica micro-batch size of training.
 
     Raises:
-      ValueError: naming the flags when the batch does not split.
+      ValueError: naming the flag whose batch does not split.
     """
-    parts = strategy.num_replicas_in_sync * f.gradient_accumulation_steps
-    if f.train_batch_size % parts:
+    replicas = strategy.num_replicas_in_sync
+    parts = replicas * f.gradient_accumulation_steps
+    if getattr(f, "do_train", True) and f.train_batch_size % parts:
         raise ValueError(
             f"--train_batch_size={f.train_batch_size} must be a multiple of the "
-            f"{strategy.num_replicas_in_sync} replicas x --gradient_accumulation_steps="
+            f"{replicas} replica(s) x --gradient_accumulation_steps="
             f"{f.gradient_accumulation_steps}")
+    for name in ("eval_batch_size", "predict_batch_size"):
+        if name in f and f[name].value % replicas:
+            raise ValueError(f"--{name}={f[name].value} must be a multiple of the {replicas} "
+                             "replica(s)")
     return f.train_batch_size // parts
 
 
@@ -276,8 +304,7 @@ class TrainingConfig:
                   for field in dataclasses.fields(cls)
                   if field.name not in ("num_train_steps", "num_warmup_steps")}
         fields.update(num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
-        fields["jit_compile"] = {"auto": None, "true": True, "false": False}[
-            flag_values.jit_compile.lower()]
+        fields["jit_compile"] = parse_jit_compile(flag_values.jit_compile)
         fields.update(overrides)
         return cls(**fields)
 
@@ -365,13 +392,24 @@ class Trainer:
                 f"bert_tf_{distribution.task_name(strategy)}_{os.getpid()}")
             self.manager = tf.train.CheckpointManager(
                 self.checkpoint, self._scratch_dir, max_to_keep=1)
-        jit_compile = resolve_jit_compile(config.jit_compile, strategy)
-        logging.info("XLA for the train step: %s%s", "on" if jit_compile else "off",
-                     " (auto)" if config.jit_compile is None else "")
+        # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled and
+        # every input checked for static shapes, as a TPU needs.
+        self.tpu_rules = tpu_rules.enforced(strategy)
+        jit_compile = self.tpu_rules or resolve_jit_compile(config.jit_compile, strategy)
+        logging.info("XLA for the train, eval and predict steps: %s%s",
+                     "on" if jit_compile else "off",
+                     " (the TPU's rules)" if self.tpu_rules
+                     else " (auto)" if config.jit_compile is None else "")
         self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
-        # Batches may vary in length (run_classifier's --dynamic_padding):
-        # reduce_retracing traces one function for all lengths, not one each.
+        # Each replica's share of an eval or predict step, compiled like the
+        # gradients. Batches may vary in length (run_classifier's
+        # --dynamic_padding): reduce_retracing traces one function for all
+        # lengths, not one each.
+        self._eval_replica = tf.function(self._eval_replica_fn, jit_compile=jit_compile,
+                                         reduce_retracing=True)
+        self._predict_replica = tf.function(self._predict_replica_fn, jit_compile=jit_compile,
+                                            reduce_retracing=True)
         self._eval_step = tf.function(self._eval_step_fn, reduce_retracing=True)
         self._predict_step = tf.function(self._predict_step_fn, reduce_retracing=True)
 
@@ -557,7 +595,7 @@ class Trainer:
         """
         if self._train_input is not None:
             return self._train_input
-        self._train_input = iter(self.strategy.distribute_datasets_from_function(dataset_fn))
+        self._train_input = iter(self._distribute(dataset_fn, "training"))
         if isinstance(self.strategy, (tf.distribute.TPUStrategy,
                                       tf.distribute.MultiWorkerMirroredStrategy)):
             return self._train_input
@@ -577,12 +615,21 @@ class Trainer:
             return tf.summary.create_noop_writer()
         return tf.summary.create_file_writer(os.path.join(self.output_dir, name))
 
+    def _eval_replica_fn(self, features):
+        """Updates one replica's eval metrics with its share of a batch."""
+        outputs = self.task.forward(self.encoder, self.heads, features, training=False)
+        self.task.update_metrics(self.eval_metrics, features, outputs)
+
     def _eval_step_fn(self, features):
         """Updates the eval metrics with one distributed batch."""
-        def replica_fn(features):
-            outputs = self.task.forward(self.encoder, self.heads, features, training=False)
-            self.task.update_metrics(self.eval_metrics, features, outputs)
-        self.strategy.run(replica_fn, args=(features,))
+        self.strategy.run(self._eval_replica, args=(features,))
+
+    def _distribute(self, dataset_fn, what):
+        """The distributed dataset of dataset_fn, its input checked under the TPU's rules."""
+        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        if self.tpu_rules:
+            tpu_rules.check_input(dataset.element_spec, what)
+        return dataset
 
     def evaluate(self, dataset_fn, max_steps=None, results_file="eval_results.txt"):
         """Evaluates the task's metrics and writes them to output_dir.
@@ -601,7 +648,7 @@ class Trainer:
                 self.eval_metrics = self.task.create_metrics()
         for metric in self.eval_metrics.values():
             metric.reset_state()
-        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        dataset = self._distribute(dataset_fn, "evaluation")
         for i, features in enumerate(dataset):
             if max_steps is not None and i >= max_steps:
                 break
@@ -617,12 +664,14 @@ class Trainer:
         logging.info("Eval: %s", ", ".join(f"{k} = {v:.4g}" for k, v in sorted(results.items())))
         return results
 
+    def _predict_replica_fn(self, features):
+        """The task's predictions for one replica's share of a batch."""
+        outputs = self.task.forward(self.encoder, self.heads, features, training=False)
+        return self.task.predictions(features, outputs)
+
     def _predict_step_fn(self, features):
         """Returns the task's per-replica predictions for one batch."""
-        def replica_fn(features):
-            outputs = self.task.forward(self.encoder, self.heads, features, training=False)
-            return self.task.predictions(features, outputs)
-        return self.strategy.run(replica_fn, args=(features,))
+        return self.strategy.run(self._predict_replica, args=(features,))
 
     def predict(self, dataset_fn):
         """Runs the task's predictions over a finite dataset, in input order.
@@ -634,7 +683,7 @@ class Trainer:
           {name: np.ndarray} of task.predictions() over all examples, padding
           examples included (finetune.predict drops them).
         """
-        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
+        dataset = self._distribute(dataset_fn, "prediction")
         collected = {}
         for features in dataset:
             for name, value in self._predict_step(features).items():

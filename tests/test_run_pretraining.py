@@ -192,7 +192,8 @@ def test_readme_command_line_on_the_originals_records(tmp_path, original_model):
     assert sum(name.startswith("cls/") for name, _ in in_checkpoint) == 7
     assert f"Loaded {len(in_checkpoint)} tensors from google checkpoint {prefix}." in log
     assert "Left at initial values" not in log
-    assert "XLA for the train step: on (auto)" in log and "Compiled cluster using XLA" in log
+    assert "XLA for the train, eval and predict steps: on (auto)" in log
+    assert "Compiled cluster using XLA" in log
     assert "Precision policy: float32 (auto: a CPU without bfloat16 matrix units)" in log
     assert [step for step, _ in _steps(log)] == [4]
     results = _eval_results(output_dir)
@@ -358,7 +359,7 @@ BAD_INPUT = {
     "sequence too long": ({"max_seq_length": 64},
                           "--max_seq_length=64 exceeds the model's max_position_embeddings=16"),
     "batch does not split": ({"train_batch_size": 6, "gradient_accumulation_steps": 4},
-                             "--train_batch_size=6 must be a multiple of the 1 replicas x "
+                             "--train_batch_size=6 must be a multiple of the 1 replica(s) x "
                              "--gradient_accumulation_steps=4"),
     "nothing to do": ({"do_train": False, "do_eval": False},
                       "at least one of --do_train or --do_eval must be True"),

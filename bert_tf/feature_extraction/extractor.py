@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, finetune
+from bert_tf import checkpoints, finetune, tpu_rules, training
 from bert_tf.feature_extraction.examples import (
     ExtractionError,
     convert_example,
@@ -39,7 +39,7 @@ class LayerExtractor:
     gets the static shape it needs.
     """
 
-    def __init__(self, model, layers, pooling="none", strategy=None):
+    def __init__(self, model, layers, pooling="none", strategy=None, jit_compile=None):
         """Wraps a model.
 
         Args:
@@ -49,6 +49,10 @@ class LayerExtractor:
             every real token, [CLS] and [SEP] included, as sentence-transformers
             pools).
           strategy: The tf.distribute.Strategy; default: the current one.
+          jit_compile: Compile each replica's forward pass with XLA; None
+            picks as training does (training.resolve_jit_compile). Under the
+            TPU's rules (tpu_rules.py) it is always compiled, and each
+            batch's shapes and types are checked.
         """
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
@@ -56,6 +60,12 @@ class LayerExtractor:
         self._positions = [spec.position for spec in layers]
         self._pooling = pooling
         self._strategy = strategy or tf.distribute.get_strategy()
+        self._tpu_rules = tpu_rules.enforced(self._strategy)
+        jit_compile = self._tpu_rules or training.resolve_jit_compile(jit_compile,
+                                                                      self._strategy)
+        self._replica_forward = tf.function(self._forward, jit_compile=jit_compile)
+        logging.info("XLA for the forward pass: %s%s", "on" if jit_compile else "off",
+                     " (the TPU's rules)" if self._tpu_rules else "")
 
     def _forward(self, inputs):
         """One replica's share: [rows, layers, seq, hidden], or [rows, layers, hidden]."""
@@ -78,7 +88,7 @@ class LayerExtractor:
     @tf.function
     def _step(self, inputs):
         """_forward on every replica's share of a distributed batch."""
-        return self._strategy.run(self._forward, args=(inputs,))
+        return self._strategy.run(self._replica_forward, args=(inputs,))
 
     def __call__(self, batch):
         """Encodes one batch.
@@ -91,6 +101,9 @@ class LayerExtractor:
           float32 numpy [batch, layers, seq, hidden], or [batch, layers,
           hidden] when pooled, in the batch's order.
         """
+        if self._tpu_rules:
+            tpu_rules.check_input({key: tf.TensorSpec(value.shape, tf.as_dtype(value.dtype))
+                                   for key, value in batch.items()}, "extraction")
         per_replica = len(batch["input_ids"]) // self._strategy.num_replicas_in_sync
 
         def replica_inputs(context):
@@ -232,7 +245,7 @@ def build_model(files, strategy=None):
 
 def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length=128,
             batch_size=32, output_format="jsonl", pooling="none", word_level=False,
-            word_pooling="first", log_every_n_examples=1000, strategy=None):
+            word_pooling="first", log_every_n_examples=1000, strategy=None, jit_compile=None):
     """Writes the hidden states of every input line: what extract_features.py does.
 
     Args:
@@ -249,6 +262,8 @@ def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length
       word_pooling: With word_level, one of WORD_POOLINGS.
       log_every_n_examples: Log progress every this many examples.
       strategy: The tf.distribute.Strategy; default: the current one.
+      jit_compile: XLA for the forward pass: True, False or None (auto); see
+        LayerExtractor.
 
     Returns:
       {"examples": written, "truncated": examples that lost pieces to
@@ -263,7 +278,8 @@ def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length
                    max_seq_length, log_every_n_examples, strategy)
     specs = parse_layers(layers, files.bert_config.num_hidden_layers)
     total = count_examples(input_file)
-    extractor = LayerExtractor(build_model(files, strategy), specs, pooling, strategy)
+    extractor = LayerExtractor(build_model(files, strategy), specs, pooling, strategy,
+                               jit_compile)
     tokenizer = files.tokenizer()
 
     features = (convert_example(example, tokenizer, max_seq_length, word_level)
