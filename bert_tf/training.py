@@ -622,7 +622,12 @@ class Trainer:
 
     def _eval_step_fn(self, features):
         """Updates the eval metrics with one distributed batch."""
-        self.strategy.run(self._eval_replica, args=(features,))
+        # The compiled function is called from a plain one, as the train step
+        # calls _compute_gradients: handed to run() itself, MirroredStrategy
+        # over CPU devices calls every replica's copy from the first device,
+        # where XLA cannot reach the other replicas' variables.
+        self.strategy.run(lambda replica_features: self._eval_replica(replica_features),
+                          args=(features,))
 
     def _distribute(self, dataset_fn, what):
         """The distributed dataset of dataset_fn, its input checked under the TPU's rules."""
@@ -671,7 +676,9 @@ class Trainer:
 
     def _predict_step_fn(self, features):
         """Returns the task's per-replica predictions for one batch."""
-        return self.strategy.run(self._predict_replica, args=(features,))
+        # Through a plain function, as in _eval_step_fn.
+        return self.strategy.run(lambda replica_features: self._predict_replica(
+            replica_features), args=(features,))
 
     def predict(self, dataset_fn):
         """Runs the task's predictions over a finite dataset, in input order.

@@ -2,10 +2,12 @@
 
 import dataclasses
 import os
+import types
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from absl import flags
 
 from bert_tf import finetune, input_pipeline, training
 from bert_tf.config import BertConfig
@@ -330,3 +332,47 @@ def test_bfloat16_training_keeps_float32_checkpoints_that_load_into_float32(conf
     assert resumed.restore() == "resumed"
     for a, b in zip(trainer.trainable_variables, resumed.trainable_variables, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_every_batch_flag_must_split_over_the_replicas():
+    """8 replicas (a v3-8), as --num_tpu_cores=8 suggests; Colab's v5e-1 has 1."""
+    values = flags.FlagValues()
+    training.define_training_flags(values)
+    flags.DEFINE_integer("predict_batch_size", 8, "", flag_values=values)
+    values(["prog", "--train_batch_size=32", "--eval_batch_size=12"])
+    eight, one = (types.SimpleNamespace(num_replicas_in_sync=n) for n in (8, 1))
+    with pytest.raises(ValueError,
+                       match=r"^--eval_batch_size=12 must be a multiple of the 8 replica\(s\)$"):
+        training.validate_batch_flags(values, eight)
+    values.eval_batch_size = 16
+    assert training.validate_batch_flags(values, eight) == 4  # per replica
+    values.predict_batch_size = 4
+    with pytest.raises(ValueError, match=r"^--predict_batch_size=4 must be a multiple"):
+        training.validate_batch_flags(values, eight)
+    values.predict_batch_size = 8
+    values.train_batch_size = 36  # checked only when training
+    assert training.validate_batch_flags(values, eight) == 4
+    values.do_train = True
+    with pytest.raises(ValueError, match=r"^--train_batch_size=36 must be a multiple of the 8"):
+        training.validate_batch_flags(values, eight)
+    assert training.validate_batch_flags(values, one) == 36
+
+
+def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_path,
+                                                                 two_cpu_strategy):
+    """Eval and predict steps compiled per replica under MirroredStrategy over 2 CPUs."""
+    examples = _pretraining_examples(16)
+    single = _trainer(config, tmp_path / "one", jit_compile=True)
+    mirrored = _trainer(config, tmp_path / "two", strategy=two_cpu_strategy, jit_compile=True)
+    _copy_weights(single, mirrored)
+    results = [trainer.evaluate(_dataset_fn(examples, 8, repeat=False), results_file=None)
+               for trainer in (single, mirrored)]
+    for name in ("loss", "masked_lm_accuracy", "next_sentence_accuracy"):
+        np.testing.assert_allclose(results[0][name], results[1][name], atol=1e-5)
+    predictions = [trainer.predict(_dataset_fn(examples, 8, repeat=False))
+                   for trainer in (single, mirrored)]
+    assert predictions[0].keys() == predictions[1].keys()
+    for name in predictions[0]:
+        assert len(predictions[1][name]) == 16
+        np.testing.assert_allclose(np.sort(predictions[0][name], axis=None),
+                                   np.sort(predictions[1][name], axis=None), atol=1e-4)

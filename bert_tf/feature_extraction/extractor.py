@@ -88,7 +88,12 @@ class LayerExtractor:
     @tf.function
     def _step(self, inputs):
         """_forward on every replica's share of a distributed batch."""
-        return self._strategy.run(self._replica_forward, args=(inputs,))
+        # The compiled function is called from a plain one: handed to run()
+        # itself, MirroredStrategy over CPU devices calls every replica's copy
+        # from the first device, where XLA cannot reach the other replicas'
+        # variables.
+        return self._strategy.run(lambda replica_inputs: self._replica_forward(replica_inputs),
+                                  args=(inputs,))
 
     def __call__(self, batch):
         """Encodes one batch.
