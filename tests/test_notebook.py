@@ -85,6 +85,19 @@ def test_parameters_cell_holds_only_literal_assignments():
     assert values["INIT_CHECKPOINT"].startswith("gs://cloud-tpu-checkpoints/bert/")
 
 
+def test_bert_tf_is_imported_before_tensorflow_and_the_tpu_install_is_install_tpu_sh():
+    """PJRT must be in the environment before TensorFlow loads (bert_tf/tpu_runtime.py)."""
+    sources = [cell.source for cell in _read().cells if cell.cell_type == "code"]
+
+    def first(pattern):
+        return next(i for i, source in enumerate(sources)
+                    if any(line.startswith(pattern) for line in source.splitlines()))
+
+    assert first("import bert_tf") < first("import tensorflow")
+    install = sources[first("import bert_tf")]
+    assert "install_tpu.sh" in install and "/dev/vfio/" in install
+
+
 def _text(output):
     if output.output_type == "stream":
         return output.text
@@ -124,8 +137,9 @@ def test_notebook_runs_in_tiny_mode(tmp_path, monkeypatch):
     probe = json.loads(text.split("PROBE ", 1)[1].splitlines()[0])
     assert probe["task"] == "sst-2"
 
-    # Accelerator detection ran and named the CPU.
+    # Accelerator detection ran and named the CPU; the TPU runtime said why there is no TPU.
     assert "Accelerator: CPU" in text and "Replicas:    1" in text
+    assert "TPU runtime: tensorflow-tpu is not installed" in text
     # The checkpoint was loaded with its report: the encoder loaded, the new head initialized.
     assert "Loaded " in text and "Left at initial values (2): output_weights, output_bias" in text
     # Training ran with a progress bar and the GLUE metrics were printed.
