@@ -76,7 +76,7 @@ def main(_):
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
                               max_seq_length=FLAGS.max_seq_length)
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        FLAGS, max(num_train_steps, 1), num_warmup_steps))
+        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy))
     tokenizer = files.tokenizer()
 
     def input_fn(records_dir, split, batch_size, is_training):

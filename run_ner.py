@@ -121,7 +121,7 @@ def main(_):
 
     task = TaggingTask(label_list, FLAGS.max_seq_length)
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        FLAGS, max(num_train_steps, 1), num_warmup_steps))
+        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy))
     if trainer.is_chief and FLAGS.do_train:
         with open(os.path.join(FLAGS.output_dir, _LABEL_FILE), "w", encoding="utf-8") as f:
             f.write("".join(f"{label}\n" for label in label_list))

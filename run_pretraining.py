@@ -154,7 +154,7 @@ def main(argv):
 
     task = PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     trainer = training.Trainer(task, config, strategy, training.TrainingConfig.from_flags(
-        FLAGS, FLAGS.num_train_steps, FLAGS.num_warmup_steps))
+        FLAGS, FLAGS.num_train_steps, FLAGS.num_warmup_steps, strategy))
     try:
         trainer.restore(FLAGS.init_checkpoint)
     except ValueError as e:  # CheckpointError: names the variable

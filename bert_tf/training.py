@@ -2,10 +2,16 @@
 
 A Trainer holds a BertModel, a task's heads, the optimizer and the
 checkpoint manager, all created under one tf.distribute strategy. It runs
-`iterations_per_loop` steps per tf.function call (one host round trip per
-loop, as TPUEstimator did), saves every `save_checkpoints_steps`, and on a
-new start resumes from the newest checkpoint in `output_dir` by itself, with
-the step and the optimizer state. The task (tasks/base.py) supplies the
+up to `iterations_per_loop` steps per tf.function call (one host round trip
+per loop, as TPUEstimator did) and logs one progress line per loop; it saves
+every `save_checkpoints_steps`, and on a new start resumes from the newest
+checkpoint in `output_dir` by itself, with the step and the optimizer state.
+On a TPU a round trip is expensive, and the original's 1000 steps per loop
+and per checkpoint stay the defaults. On a CPU or GPU 1000 steps can take an
+hour: there, unless those flags are given, each loop is sized from the
+measured step time to take about `log_every_secs` (the first loop is one
+step, so that the first line comes right after compilation), and a
+checkpoint is also saved every `save_checkpoints_secs`. The task (tasks/base.py) supplies the
 heads, the forward pass, the loss, the metrics and the predictions; nothing
 here depends on which task runs. TrainingConfig holds the settings, and
 from_flags() reads them from the flags that define_training_flags() defines,
@@ -88,8 +94,19 @@ def define_training_flags(flag_values=flags.FLAGS):
                          "Save a checkpoint every this many steps, and at the end.",
                          lower_bound=1, **fv)
     flags.DEFINE_integer("iterations_per_loop", 1000,
-                         "Steps per tf.function call (one host round trip); the loss is "
-                         "logged once per loop.", lower_bound=1, **fv)
+                         "The most steps per tf.function call (one host round trip); a "
+                         "progress line is logged once per loop.", lower_bound=1, **fv)
+    flags.DEFINE_float(
+        "log_every_secs", 30.0,
+        "On a CPU or GPU, unless --iterations_per_loop is given: size each loop from the "
+        "measured step time to take about this long, so that a progress line (step, loss, "
+        "lr, examples/s, time left) comes this often. On a TPU only when given.",
+        lower_bound=0.0, **fv)
+    flags.DEFINE_float(
+        "save_checkpoints_secs", 600.0,
+        "On a CPU or GPU, unless --save_checkpoints_steps is given: also save a "
+        "checkpoint once this long has passed since the last one, so that a killed run "
+        "loses at most this much. On a TPU only when given.", lower_bound=0.0, **fv)
     flags.DEFINE_enum(
         "optimizer", "adamw", list(optimization.OPTIMIZERS),
         "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.",
@@ -268,8 +285,13 @@ class TrainingConfig:
       optimizer: "adamw" or "lamb".
       adam_bias_correction: Adam's bias correction (the original had none).
       gradient_accumulation_steps: Micro-batches per optimizer update.
-      iterations_per_loop: Steps per tf.function call (host round trip).
+      iterations_per_loop: The most steps per tf.function call (host round trip).
       save_checkpoints_steps: Checkpoint interval, in steps.
+      log_every_secs: If set, each loop runs as many steps as take about this
+        long, measured on the loops before (the first loop is one step); at
+        most iterations_per_loop. None: every loop is iterations_per_loop.
+      save_checkpoints_secs: If set, a checkpoint is also saved after the
+        first loop that ends this long after the last save.
       keep_checkpoint_max: How many checkpoints to keep.
       jit_compile: Compile each replica's forward and backward pass with XLA;
         None picks by device (resolve_jit_compile).
@@ -284,17 +306,27 @@ class TrainingConfig:
     gradient_accumulation_steps: int = 1
     iterations_per_loop: int = 1000
     save_checkpoints_steps: int = 1000
+    log_every_secs: float | None = None
+    save_checkpoints_secs: float | None = None
     keep_checkpoint_max: int = 5
     jit_compile: bool | None = None
 
     @classmethod
-    def from_flags(cls, flag_values, num_train_steps, num_warmup_steps, **overrides):
+    def from_flags(cls, flag_values, num_train_steps, num_warmup_steps, strategy=None,
+                   **overrides):
         """Reads the flags define_training_flags() defined.
+
+        --log_every_secs and --save_checkpoints_secs apply when given, and by
+        default off a TPU unless --iterations_per_loop or
+        --save_checkpoints_steps (respectively) is given: a user who sets the
+        original's flag gets the original's behaviour.
 
         Args:
           flag_values: The parsed absl flags.
           num_train_steps: Computed by the script (from epochs, or a flag).
           num_warmup_steps: Likewise.
+          strategy: The run's strategy; a TPUStrategy keeps the original's
+            step-based defaults.
           **overrides: Fields to set otherwise than the flags say.
 
         Returns:
@@ -305,8 +337,54 @@ class TrainingConfig:
                   if field.name not in ("num_train_steps", "num_warmup_steps")}
         fields.update(num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
         fields["jit_compile"] = parse_jit_compile(flag_values.jit_compile)
+        on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
+        for secs, steps in (("log_every_secs", "iterations_per_loop"),
+                            ("save_checkpoints_secs", "save_checkpoints_steps")):
+            given = flag_values[secs].present
+            if not given and (on_tpu or flag_values[steps].present):
+                fields[secs] = None
         fields.update(overrides)
         return cls(**fields)
+
+
+def loop_steps(step_seconds, iterations_per_loop, log_every_secs):
+    """How many steps the next training loop runs, before the end and checkpoint caps.
+
+    Args:
+      step_seconds: The last loop's seconds per step, or None before the
+        first loop.
+      iterations_per_loop: The most steps of one loop.
+      log_every_secs: TrainingConfig.log_every_secs: None for fixed loops.
+
+    Returns:
+      iterations_per_loop without log_every_secs. With it: one step for the
+      first loop (which also compiles, so that its line comes early), and
+      afterwards the steps that take about log_every_secs at the last loop's
+      pace, at least 1 and at most iterations_per_loop.
+    """
+    if log_every_secs is None:
+        return iterations_per_loop
+    if step_seconds is None:
+        return 1
+    fitting = int(log_every_secs / max(step_seconds, 1e-9))
+    return max(1, min(iterations_per_loop, fitting))
+
+
+def format_duration(seconds):
+    """A duration for a log line: "45s", "12m05s" or "2h03m".
+
+    Args:
+      seconds: A non-negative number of seconds.
+
+    Returns:
+      The duration rounded to whole seconds (or minutes, from an hour up).
+    """
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
 def _holds(checkpoint_path, prefix):
@@ -546,26 +624,38 @@ class Trainer:
         step = self.global_step
         if step >= num_train_steps:
             logging.info("Already at step %d of %d: nothing to train.", step, num_train_steps)
+        # The seconds per step of the last loop; None until a loop has run.
+        step_seconds = None
+        last_save = time.time()
         while step < num_train_steps:
             to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
-            steps = min(self.iterations_per_loop, num_train_steps - step, to_checkpoint)
+            fitting = loop_steps(step_seconds, self.iterations_per_loop,
+                                 self.config.log_every_secs)
+            steps = min(fitting, num_train_steps - step, to_checkpoint)
             start = time.time()
             self._train_loop(iterator, tf.constant(steps, tf.int32))
             step = self.global_step
             elapsed = time.time() - start
+            step_seconds = elapsed / steps
             record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
                       "learning_rate": float(self.optimizer.learning_rate),
                       "examples_per_second": steps * global_batch_size / elapsed}
             self.train_metrics["loss"].reset_state()
             history.append(record)
-            logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s", step,
+            # The first loop's time includes compiling: no estimate from it.
+            left = (f"  {format_duration((num_train_steps - step) * step_seconds)} left"
+                    if len(history) > 1 else "")
+            logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s%s", step,
                          num_train_steps, record["loss"], record["learning_rate"],
-                         record["examples_per_second"])
+                         record["examples_per_second"], left)
             with writer.as_default(step=step):
                 for name in ("loss", "learning_rate", "examples_per_second"):
                     tf.summary.scalar(name, record[name])
-            if step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
+            due = self.config.save_checkpoints_secs is not None and (
+                time.time() - last_save >= self.config.save_checkpoints_secs)
+            if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
                 self.manager.save(checkpoint_number=step)
+                last_save = time.time()
         writer.flush()
         if not self.is_chief:
             shutil.rmtree(self._scratch_dir, ignore_errors=True)

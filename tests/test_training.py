@@ -376,3 +376,66 @@ def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_pa
         assert len(predictions[1][name]) == 16
         np.testing.assert_allclose(np.sort(predictions[0][name], axis=None),
                                    np.sort(predictions[1][name], axis=None), atol=1e-4)
+
+
+def test_time_based_loops_start_with_one_step_then_fit_the_interval():
+    """The first loop (which compiles) is one step; later ones fill log_every_secs."""
+    assert training.loop_steps(None, 1000, 30.0) == 1
+    assert training.loop_steps(2.0, 1000, 30.0) == 15
+    assert training.loop_steps(0.001, 1000, 30.0) == 1000
+    assert training.loop_steps(60.0, 1000, 30.0) == 1
+    assert training.loop_steps(None, 1000, None) == 1000
+    assert training.loop_steps(2.0, 7, None) == 7
+
+
+def test_durations_read_as_a_person_would_write_them():
+    assert training.format_duration(0) == "0s"
+    assert training.format_duration(59.4) == "59s"
+    assert training.format_duration(725) == "12m05s"
+    assert training.format_duration(2 * 3600 + 3 * 60 + 20) == "2h03m"
+
+
+def _parsed_training_flags(*argv):
+    values = flags.FlagValues()
+    training.define_training_flags(values)
+    values(["prog", *argv])
+    return values
+
+
+def test_time_based_defaults_apply_off_a_tpu_unless_the_original_flags_are_given():
+    def config(*argv, strategy=None):
+        return training.TrainingConfig.from_flags(
+            _parsed_training_flags("--output_dir=/tmp/x", *argv), 10, 1, strategy)
+
+    default = config()
+    assert (default.log_every_secs, default.save_checkpoints_secs) == (30.0, 600.0)
+    assert (default.iterations_per_loop, default.save_checkpoints_steps) == (1000, 1000)
+    original = config("--iterations_per_loop=50", "--save_checkpoints_steps=100")
+    assert (original.log_every_secs, original.save_checkpoints_secs) == (None, None)
+    both = config("--iterations_per_loop=50", "--log_every_secs=5")
+    assert (both.log_every_secs, both.save_checkpoints_secs) == (5.0, 600.0)
+    # A TPUStrategy keeps the original's defaults: only the type is looked at.
+    tpu = tf.distribute.TPUStrategy.__new__(tf.distribute.TPUStrategy)
+    assert (config(strategy=tpu).log_every_secs, config(strategy=tpu).save_checkpoints_secs) \
+        == (None, None)
+    assert config("--save_checkpoints_secs=60", strategy=tpu).save_checkpoints_secs == 60.0
+
+
+def test_time_based_loops_and_checkpoints_in_a_run(config, tmp_path):
+    """log_every_secs=0: one step per loop; save_checkpoints_secs=0: a save after each."""
+    examples = _pretraining_examples(32)
+    trainer = _trainer(config, tmp_path, steps=5, iterations_per_loop=1000,
+                       save_checkpoints_steps=1000, log_every_secs=0.0,
+                       save_checkpoints_secs=0.0)
+    trainer.restore()
+    history = trainer.train(_dataset_fn(examples, 8), 5, 8)
+    assert [record["step"] for record in history] == [1, 2, 3, 4, 5]
+    saved = [int(path.rsplit("-", 1)[1]) for path in trainer.manager.checkpoints]
+    assert saved == [1, 2, 3, 4, 5]
+
+    # Without the time-based settings, one loop of 5 steps and one save at the end.
+    steps = _trainer(config, tmp_path / "steps", steps=5, iterations_per_loop=1000,
+                     save_checkpoints_steps=1000)
+    steps.restore()
+    assert [record["step"] for record in steps.train(_dataset_fn(examples, 8), 5, 8)] == [5]
+    assert [int(p.rsplit("-", 1)[1]) for p in steps.manager.checkpoints] == [5]
