@@ -146,6 +146,46 @@ def best_answers(questions, owner, offsets, start_logits, end_logits, n_best,
     return {qid: text for qid, (_, text) in best.items()}
 
 
+def logits(model, input_ids, attention_mask, token_type_ids):
+    """The model's start and end logits on windows, as two [windows, seq] arrays."""
+    model.eval()
+    start_logits, end_logits = [], []
+    with torch.no_grad():
+        for i in range(0, len(input_ids), 64):
+            outputs = model(input_ids=torch.tensor(input_ids[i:i + 64]),
+                            attention_mask=torch.tensor(attention_mask[i:i + 64]),
+                            token_type_ids=torch.tensor(token_type_ids[i:i + 64]))
+            start_logits.append(outputs.start_logits.numpy())
+            end_logits.append(outputs.end_logits.numpy())
+    return np.concatenate(start_logits), np.concatenate(end_logits)
+
+
+def swap(args, tokenizer):
+    """Issue 28's post-processing swap (tools/squad_postprocess_swap.py): no training."""
+    predict_questions = read_questions(args.predict_file)
+    dev, owner, _, _ = windows(tokenizer, predict_questions, args.max_seq_length,
+                               args.overlap, with_labels=False)
+    if args.dev_windows_out:
+        np.savez(args.dev_windows_out, **{name: np.array(dev[name], np.int32) for name in
+                                          ("input_ids", "attention_mask", "token_type_ids")})
+        print(json.dumps({"mode": "windows", "windows": len(owner)}))
+    if args.score_logits:
+        data = np.load(args.score_logits)
+        answers = best_answers(predict_questions, owner, dev["offset_mapping"],
+                               data["start_logits"], data["end_logits"], args.n_best_size,
+                               args.max_answer_length)
+        exact_match, f1_score = score(predict_questions, answers)
+        print(json.dumps({"mode": "score", "postprocess": "hf", "logits": args.score_logits,
+                          "exact_match": round(exact_match, 2), "f1": round(f1_score, 2)}))
+    if args.predict_windows:
+        data = np.load(args.predict_windows[0])
+        model = BertForQuestionAnswering.from_pretrained(args.model_dir)
+        start_logits, end_logits = logits(model, data["input_ids"], data["input_mask"],
+                                          data["segment_ids"])
+        np.savez(args.predict_windows[1], start_logits=start_logits, end_logits=end_logits)
+        print(json.dumps({"mode": "logits", "windows": len(start_logits)}))
+
+
 def parameter_groups(model, weight_decay):
     decay, no_decay = [], []
     for name, parameter in model.named_parameters():
@@ -175,6 +215,16 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--output_logits", default=None)
+    parser.add_argument("--save_model", default=None,
+                        help="save the fine-tuned model (save_pretrained) to this folder")
+    parser.add_argument("--dev_windows_out", default=None,
+                        help="write the dev windows (npz) and exit, without training")
+    parser.add_argument("--score_logits", default=None,
+                        help="score start and end logits computed on this script's dev "
+                        "windows (npz) with its post-processing, and exit")
+    parser.add_argument("--predict_windows", nargs=2, default=None, metavar=("IN", "OUT"),
+                        help="write --model_dir's logits on the windows of IN (npz with "
+                        "input_ids, input_mask, segment_ids) to OUT, and exit")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -183,6 +233,9 @@ def main():
     torch.manual_seed(args.seed)
 
     tokenizer = BertTokenizerFast(f"{args.model_dir}/vocab.txt", do_lower_case=True)
+    if args.dev_windows_out or args.score_logits or args.predict_windows:
+        swap(args, tokenizer)
+        return
     train_questions = read_questions(args.train_file)
     train, _, starts, ends = windows(tokenizer, train_questions, args.max_seq_length,
                                      args.overlap, with_labels=True)
@@ -225,19 +278,15 @@ def main():
             print(f"update {update + 1}/{updates} loss {np.mean(losses[-50:]):.4f}",
                   file=sys.stderr, flush=True)
     train_seconds = time.time() - start_time
+    if args.save_model:
+        model.save_pretrained(args.save_model)
+        tokenizer.save_pretrained(args.save_model)
 
     predict_questions = read_questions(args.predict_file)
     dev, owner, _, _ = windows(tokenizer, predict_questions, args.max_seq_length,
                                args.overlap, with_labels=False)
-    model.eval()
-    start_logits, end_logits = [], []
-    with torch.no_grad():
-        for i in range(0, len(owner), 64):
-            outputs = model(**{name: torch.tensor(dev[name][i:i + 64]) for name in
-                               ("input_ids", "attention_mask", "token_type_ids")})
-            start_logits.append(outputs.start_logits.numpy())
-            end_logits.append(outputs.end_logits.numpy())
-    start_logits, end_logits = np.concatenate(start_logits), np.concatenate(end_logits)
+    start_logits, end_logits = logits(model, dev["input_ids"], dev["attention_mask"],
+                                      dev["token_type_ids"])
     answers = best_answers(predict_questions, owner, dev["offset_mapping"], start_logits,
                            end_logits, args.n_best_size, args.max_answer_length)
     exact_match, f1_score = score(predict_questions, answers)
