@@ -83,17 +83,19 @@ def count_records(input_patterns):
     return total
 
 
-def _records(files, is_training, input_context, num_parallel_reads, seed):
+def _records(files, is_training, input_context, num_parallel_reads, seed, repeat=True):
     """Reads serialized records, sharded across input pipelines.
 
     Args:
       files: the TFRecord files.
-      is_training: repeat forever and read the files in a shuffled order,
-        interleaved without keeping their order; otherwise read each file
-        once, in order.
+      is_training: read the files in a shuffled order, interleaved without
+        keeping their order (and repeat, with `repeat`); otherwise read each
+        file once, in order.
       input_context: a tf.distribute.InputContext, or None.
       num_parallel_reads: how many files training interleaves at once.
       seed: an optional seed for the file shuffle.
+      repeat: in training, whether to read the files forever; False reads
+        them once (one epoch), for the caller to shuffle and then repeat.
 
     Returns:
       A tf.data.Dataset of scalar strings.
@@ -105,11 +107,13 @@ def _records(files, is_training, input_context, num_parallel_reads, seed):
         # them all in the same order and keeps every num_pipelines-th record,
         # so that together they still see each record once per epoch.
         dataset = tf.data.TFRecordDataset(files).shard(num_pipelines, pipeline_id)
-        return dataset.repeat() if is_training else dataset
+        return dataset.repeat() if is_training and repeat else dataset
     dataset = tf.data.Dataset.from_tensor_slices(files).shard(num_pipelines, pipeline_id)
     if not is_training:
         return dataset.flat_map(tf.data.TFRecordDataset)
-    dataset = dataset.shuffle(len(files), seed=seed).repeat()
+    dataset = dataset.shuffle(len(files), seed=seed)
+    if repeat:
+        dataset = dataset.repeat()
     return dataset.interleave(
         tf.data.TFRecordDataset, cycle_length=min(num_parallel_reads, len(files)),
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
@@ -225,15 +229,23 @@ def finetuning_dataset(input_patterns, batch_size, is_training, features, input_
                        length_group_batches=None):
     """Reads a fine-tuning task's TFRecords into batches for training or prediction.
 
-    Training repeats and shuffles; evaluation and prediction read the records
-    once, in order, so that predictions line up with the examples. Batches are
+    Training shuffles and repeats, epoch by epoch: each pass over the records
+    is shuffled on its own and then the next begins, as Hugging Face's
+    sampler draws a permutation per epoch. (Shuffling a repeated stream
+    instead would mix the epochs in the buffer: on SQuAD, where the buffer
+    holds two epochs, 2 epochs of updates saw 9% of the windows never and 20%
+    three times or more. The original's buffer of 100 records avoided that by
+    keeping nearly the file order.) With more records than the buffer holds,
+    each epoch is shuffled within the buffer's reach. Evaluation and
+    prediction read the records once, in order, so that predictions line up
+    with the examples. Batches are
     full (drop_remainder): the task's writer pads eval and predict files to a
     multiple of the batch size with is_real_example = 0 records.
 
     Args:
       input_patterns: comma-separated file patterns, or a list of patterns.
       batch_size: records per batch of this pipeline.
-      is_training: whether to repeat and shuffle.
+      is_training: whether to shuffle and repeat.
       features: the task's FeatureSpecs (task.feature_specs()); those as long
         as input_ids are its sequence features.
       input_context: an optional tf.distribute.InputContext.
@@ -250,9 +262,10 @@ def finetuning_dataset(input_patterns, batch_size, is_training, features, input_
       tensor, int32 for the int64 features.
     """
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
-                       num_parallel_reads=1, seed=seed)
+                       num_parallel_reads=1, seed=seed, repeat=False)
     if is_training:
-        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+        # Shuffled, then repeated: one epoch's records at a time in the buffer.
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed).repeat()
     if is_training and length_group_batches:
         dataset = _group_by_length(dataset, features, batch_size, length_group_batches, seed)
     else:
