@@ -147,6 +147,23 @@ def test_grouped_batches_hold_neighbours_in_length(tmp_path, tokenizer):
     assert batches != sorted(batches)
 
 
+def test_training_sees_every_record_once_per_epoch(tmp_path, tokenizer):
+    """Each epoch is shuffled on its own, so no record comes twice before all came once."""
+    path = str(tmp_path / "train.tf_record")
+    # 20 records told apart by their length (3 to 22 pieces).
+    examples = [InputExample(f"train-{i}", " ".join(["the"] * (i + 1)), None, "0")
+                for i in range(20)]
+    classifier_data.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
+    dataset = input_pipeline.classification_dataset(path, 4, 24, is_training=True, seed=3)
+    lengths = [n for batch in dataset.take(15).as_numpy_iterator()
+               for n in batch["input_mask"].sum(axis=1).tolist()]
+    epochs = [lengths[:20], lengths[20:40], lengths[40:]]
+    for epoch in epochs:
+        assert sorted(epoch) == list(range(3, 23))
+    # Shuffled, and anew each epoch.
+    assert epochs[0] != sorted(epochs[0]) and epochs[0] != epochs[1] != epochs[2]
+
+
 def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):
     path = str(tmp_path / "dev.tf_record")
     encode = tfrecord.encode_tfrecords
