@@ -75,7 +75,7 @@ def squad_run(checkpoint, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("squad")
     rng = random.Random(0)
     train_file = _write_squad(tmp / "train.json", [_paragraph(rng, i, 3) for i in range(40)])
-    dev = [_paragraph(rng, 100 + i, 3) for i in range(4)]
+    dev = [_paragraph(rng, 100 + i, 3) for i in range(10)]
     dev_file = _write_squad(tmp / "dev.json", dev)
     output_dir, export_dir = tmp / "output", tmp / "export"
     result = run_script(
@@ -123,8 +123,9 @@ def test_eval_results_hold_the_official_v2_metrics(squad_run):
                 "best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh", "global_step"):
         assert key in results
     assert float(results["total"]) == len(squad_run["contexts"])
-    # The answerable questions' answer is learnt (which questions have none is not).
-    assert float(results["HasAns_exact"]) > 80
+    # The answerable questions' answer is learnt (which questions have none is
+    # not): 17 of the 20 here. Pieces off by one would score 0.
+    assert float(results["HasAns_exact"]) > 70
     assert 0 <= float(results["f1"]) <= 100
     assert "exact = " in squad_run["stdout"]
 
