@@ -39,12 +39,16 @@ from bert_tf.modeling import BertModel
 
 # Tensors a checkpoint may hold that are not model weights: optimizer slots,
 # step counters, and Hugging Face's buffers.
-_IGNORED = {
+# What a training run saves besides the model: optimizer slots and step, and
+# in bert_tf's checkpoints also dropout's random state and the input position.
+_TRAINING_STATE = {
     "google": ["*/adam_m", "*/adam_v", "*/lamb_m", "*/lamb_v", "global_step"],
-    "hf": ["embeddings.position_ids"],
+    "hf": [],
     "tf2": ["optimizer/*", "step/*", "save_counter/*", "_CHECKPOINTABLE_OBJECT_GRAPH",
-            "*/.OPTIMIZER_SLOT/*"],
+            "*/.OPTIMIZER_SLOT/*", "dropout_seeds/*", "train_input/*"],
 }
+# Tensors that are no weight: Hugging Face's position-id buffer.
+_IGNORED = {"google": [], "hf": ["embeddings.position_ids"], "tf2": []}
 
 
 class CheckpointError(ValueError):
@@ -184,8 +188,11 @@ class LoadReport:
       loaded: Model weights set from the checkpoint, by their name there.
       initialized: Model weights the checkpoint lacked, left at their initial
         value (by google name), e.g. a new classifier head.
-      skipped: Checkpoint tensors not used: optimizer state, and heads that
-        this model does not have.
+      skipped: Checkpoint tensors not used: heads that this model does not
+        have, and buffers that are no weight.
+      training_state: Checkpoint tensors of the training run rather than the
+        model (optimizer slots and step, dropout's random state, the input
+        position), which a model never loads.
     """
 
     format: str
@@ -193,6 +200,7 @@ class LoadReport:
     loaded: list
     initialized: list
     skipped: list
+    training_state: list = dataclasses.field(default_factory=list)
 
     def summary(self):
         """One paragraph for the log."""
@@ -204,6 +212,9 @@ class LoadReport:
             shown = ", ".join(self.skipped[:10])
             more = f" and {len(self.skipped) - 10} more" if len(self.skipped) > 10 else ""
             lines.append(f"Not used ({len(self.skipped)}): {shown}{more}")
+        if self.training_state:
+            lines.append(f"Training state, not part of the model ({len(self.training_state)} "
+                         "tensors: optimizer, step, dropout and input state): not loaded.")
         return "\n".join(lines)
 
 
@@ -290,7 +301,7 @@ def load_weights(path, encoder, heads=None):
     for head in (heads or {}).values():
         _stored_shapes(path, fmt, head, shapes)
 
-    loaded, initialized, skipped = [], [], []
+    loaded, initialized, skipped, training_state = [], [], [], []
     for name, target in table:
         key = getattr(name, fmt)
         if key not in shapes:
@@ -315,16 +326,19 @@ def load_weights(path, encoder, heads=None):
     for key in sorted(shapes):
         if key in known:
             continue
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in _TRAINING_STATE[fmt]):
+            training_state.append(key)
+            continue
         if (any(fnmatch.fnmatchcase(key, pattern) for pattern in _IGNORED[fmt])
                 or not key.startswith(ENCODER_PREFIXES[fmt])):
-            # Optimizer state, or a head this model does not have.
+            # A head this model does not have, or a buffer.
             skipped.append(key)
             continue
         raise CheckpointError(
             f"{path}: unexpected tensor {key!r} {shapes[key]} maps to no weight of a BERT "
             f"with {encoder.config.num_hidden_layers} layers")
 
-    report = LoadReport(fmt, path, loaded, initialized, skipped)
+    report = LoadReport(fmt, path, loaded, initialized, skipped, training_state)
     logging.info(report.summary())
     return report
 

@@ -171,13 +171,17 @@ def _google_values(tmp_path, config):
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
 
 
-def test_optimizer_slots_of_original_checkpoints_are_skipped(tmp_path, tiny_config):
+def test_optimizer_slots_of_original_checkpoints_are_training_state(tmp_path, tiny_config):
     values = _google_values(tmp_path, tiny_config)
     values["bert/pooler/dense/kernel/adam_m"] = np.zeros((64, 64), np.float32)
     values["global_step"] = np.array(10, np.int64)
     _save_raw(str(tmp_path / "model.ckpt-10"), values)
     report = checkpoints.load_weights(str(tmp_path / "model.ckpt-10"), BertModel(tiny_config))
-    assert set(report.skipped) == {"bert/pooler/dense/kernel/adam_m", "global_step"}
+    assert report.skipped == []
+    assert set(report.training_state) == {"bert/pooler/dense/kernel/adam_m", "global_step"}
+    # The log names no weight as unused: only the training state, counted.
+    assert "Not used" not in report.summary()
+    assert "Training state, not part of the model (2 tensors" in report.summary()
 
 
 def test_missing_tensor_names_the_variable(tmp_path, tiny_config):

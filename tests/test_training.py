@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import finetune, input_pipeline, training
+from bert_tf import checkpoints, finetune, input_pipeline, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
@@ -439,3 +439,24 @@ def test_time_based_loops_and_checkpoints_in_a_run(config, tmp_path):
     steps.restore()
     assert [record["step"] for record in steps.train(_dataset_fn(examples, 8), 5, 8)] == [5]
     assert [int(p.rsplit("-", 1)[1]) for p in steps.manager.checkpoints] == [5]
+
+
+def test_a_trained_runs_checkpoint_loads_its_model_and_names_the_rest_training_state(
+        config, tmp_path):
+    """Optimizer slots, dropout seeds and the input position are no unused weights."""
+    config = dataclasses.replace(config, hidden_dropout_prob=0.1)
+    trainer = _trainer(config, tmp_path, steps=2)
+    trainer.restore()
+    trainer.train(_dataset_fn(_pretraining_examples(16), 8), 2, 8)
+    encoder = training.BertModel(config)
+    heads = PretrainingTask().create_heads(encoder)
+    report = checkpoints.load_weights(tf.train.latest_checkpoint(str(tmp_path)), encoder, heads)
+    assert report.skipped == [] and report.initialized == []
+    names = " ".join(report.training_state)
+    for part in ("optimizer/", "dropout_seeds/", "train_input/", "save_counter"):
+        assert part in names
+    for a, b in zip(trainer.trainable_variables,
+                    list(encoder.trainable_variables) + [
+                        v for name in sorted(heads) for v in heads[name].trainable_variables],
+                    strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
