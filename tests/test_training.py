@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import checkpoints, finetune, input_pipeline, training
+from bert_tf import checkpoints, finetune, input_pipeline, progress, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
@@ -380,19 +380,19 @@ def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_pa
 
 def test_time_based_loops_start_with_one_step_then_fit_the_interval():
     """The first loop (which compiles) is one step; later ones fill log_every_secs."""
-    assert training.loop_steps(None, 1000, 30.0) == 1
-    assert training.loop_steps(2.0, 1000, 30.0) == 15
-    assert training.loop_steps(0.001, 1000, 30.0) == 1000
-    assert training.loop_steps(60.0, 1000, 30.0) == 1
-    assert training.loop_steps(None, 1000, None) == 1000
-    assert training.loop_steps(2.0, 7, None) == 7
+    assert progress.loop_steps(None, 1000, 30.0) == 1
+    assert progress.loop_steps(2.0, 1000, 30.0) == 15
+    assert progress.loop_steps(0.001, 1000, 30.0) == 1000
+    assert progress.loop_steps(60.0, 1000, 30.0) == 1
+    assert progress.loop_steps(None, 1000, None) == 1000
+    assert progress.loop_steps(2.0, 7, None) == 7
 
 
 def test_durations_read_as_a_person_would_write_them():
-    assert training.format_duration(0) == "0s"
-    assert training.format_duration(59.4) == "59s"
-    assert training.format_duration(725) == "12m05s"
-    assert training.format_duration(2 * 3600 + 3 * 60 + 20) == "2h03m"
+    assert progress.format_duration(0) == "0s"
+    assert progress.format_duration(59.4) == "59s"
+    assert progress.format_duration(725) == "12m05s"
+    assert progress.format_duration(2 * 3600 + 3 * 60 + 20) == "2h03m"
 
 
 def _parsed_training_flags(*argv):
