@@ -13,7 +13,9 @@ one recipe, which this module reproduces as Keras 3 objects:
     ||w|| / ||update|| (You et al., 2019), for very large batches.
   * Gradient clipping to a global norm of 1.0, once per applied update.
   * LinearWarmupLinearDecay: the learning rate rises linearly from 0 over
-    num_warmup_steps, and otherwise decays linearly to 0 at num_train_steps.
+    num_warmup_steps, and otherwise decays linearly to 0 at num_train_steps:
+    measured from step 0 as in the original, or from the end of warmup as in
+    Hugging Face's schedule (decay_after_warmup=True).
 
 create_optimizer() builds the whole recipe from the original's flags.
 
@@ -132,22 +134,37 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     num_train_steps), and 0 from num_train_steps on. As in the original, the
     decay is measured from step 0, not from the end of warmup: right after
     warmup the rate is learning_rate * (1 - num_warmup_steps /
-    num_train_steps), slightly below the peak that warmup heads for.
+    num_train_steps), below the peak that warmup heads for (0.9 of it with
+    10% warmup), and it stays that factor below Hugging Face's rate until the
+    end.
+
+    decay_after_warmup=True gives Hugging Face's linear schedule instead: the
+    decay runs from the peak at the end of warmup, learning_rate *
+    (num_train_steps - step) / (num_train_steps - num_warmup_steps). In short
+    fine-tuning runs the higher rate is worth about 1 F1 on SQuAD with
+    MiniLM (docs/benchmarks.md, "SQuAD fine-tuning quality").
 
     Args:
       learning_rate: The peak learning rate (the original's init_lr).
       num_train_steps: The number of applied updates after which the rate is 0.
       num_warmup_steps: The length of the warmup; 0 for none.
+      decay_after_warmup: Start the decay at the end of warmup rather than at
+        step 0.
     """
 
-    def __init__(self, learning_rate, num_train_steps, num_warmup_steps=0):
+    def __init__(self, learning_rate, num_train_steps, num_warmup_steps=0,
+                 decay_after_warmup=False):
         if num_train_steps <= 0:
             raise ValueError(f"num_train_steps must be positive, got {num_train_steps}")
         if num_warmup_steps < 0:
             raise ValueError(f"num_warmup_steps must be >= 0, got {num_warmup_steps}")
+        if decay_after_warmup and num_warmup_steps >= num_train_steps:
+            raise ValueError(f"num_warmup_steps ({num_warmup_steps}) must be below "
+                             f"num_train_steps ({num_train_steps}) to decay after warmup")
         self.learning_rate = float(learning_rate)
         self.num_train_steps = int(num_train_steps)
         self.num_warmup_steps = int(num_warmup_steps)
+        self.decay_after_warmup = bool(decay_after_warmup)
 
     def __call__(self, step):
         """The learning rate for the update numbered `step`.
@@ -160,7 +177,11 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
           A float32 scalar tensor.
         """
         step = tf.cast(step, tf.float32)
-        done = tf.minimum(step, float(self.num_train_steps)) / self.num_train_steps
+        # The decay's own start and length: from step 0 (the original's) or
+        # from the end of warmup (Hugging Face's).
+        start = float(self.num_warmup_steps) if self.decay_after_warmup else 0.0
+        length = self.num_train_steps - start
+        done = (tf.minimum(step, float(self.num_train_steps)) - start) / length
         decayed = self.learning_rate * (1.0 - done)
         if not self.num_warmup_steps:
             return decayed
@@ -171,12 +192,14 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
         """The constructor's arguments, for Keras serialization.
 
         Returns:
-          A dict with learning_rate, num_train_steps and num_warmup_steps.
+          A dict with learning_rate, num_train_steps, num_warmup_steps and
+          decay_after_warmup.
         """
         return {
             "learning_rate": self.learning_rate,
             "num_train_steps": self.num_train_steps,
             "num_warmup_steps": self.num_warmup_steps,
+            "decay_after_warmup": self.decay_after_warmup,
         }
 
 
@@ -402,7 +425,7 @@ OPTIMIZERS = {"adamw": AdamWeightDecay, "lamb": Lamb}
 
 def create_optimizer(init_lr, num_train_steps, num_warmup_steps, optimizer_type="adamw",
                      weight_decay_rate=0.01, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
-                     clip_norm=1.0, bias_correction=True):
+                     clip_norm=1.0, bias_correction=True, decay_after_warmup=False):
     """The original's optimizer: warmup/decay schedule, clipping, AdamW or LAMB.
 
     Args:
@@ -415,6 +438,9 @@ def create_optimizer(init_lr, num_train_steps, num_warmup_steps, optimizer_type=
       clip_norm: Global-norm clipping of each applied gradient; None disables.
       bias_correction: Adam's bias correction; False is the original's
         update (see AdamWeightDecay for why it is on by default).
+      decay_after_warmup: Decay the rate from the end of warmup (Hugging
+        Face's schedule) rather than from step 0 (the original's); see
+        LinearWarmupLinearDecay.
 
     Returns:
       An AdamWeightDecay or Lamb, whose learning rate is a
@@ -427,7 +453,8 @@ def create_optimizer(init_lr, num_train_steps, num_warmup_steps, optimizer_type=
     if optimizer_type not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer_type {optimizer_type!r}; "
                          f"known: {', '.join(OPTIMIZERS)}")
-    schedule = LinearWarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps)
+    schedule = LinearWarmupLinearDecay(init_lr, num_train_steps, num_warmup_steps,
+                                       decay_after_warmup)
     return OPTIMIZERS[optimizer_type](
         schedule, weight_decay_rate=weight_decay_rate, beta_1=beta_1, beta_2=beta_2,
         epsilon=epsilon, clip_norm=clip_norm, bias_correction=bias_correction)

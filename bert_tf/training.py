@@ -117,6 +117,12 @@ def define_training_flags(flag_values=flags.FLAGS):
         "Apply Adam's bias correction, which the original omitted; "
         "--noadam_bias_correction gives the original's update.",
         **fv)
+    flags.DEFINE_bool(
+        "decay_after_warmup", False,
+        "Decay the learning rate linearly from its peak at the end of warmup to 0 "
+        "(Hugging Face's schedule). By default the decay runs from step 0, as in the "
+        "original, so the rate drops to 1 - warmup_proportion of the peak after warmup.",
+        **fv)
     flags.DEFINE_integer(
         "gradient_accumulation_steps", 1,
         "Micro-batches per update: train_batch_size is split into this many pieces, so "
@@ -285,6 +291,8 @@ class TrainingConfig:
       learning_rate: Peak learning rate.
       optimizer: "adamw" or "lamb".
       adam_bias_correction: Adam's bias correction (the original had none).
+      decay_after_warmup: Decay the learning rate from the end of warmup
+        (Hugging Face's schedule), not from step 0 (the original's).
       gradient_accumulation_steps: Micro-batches per optimizer update.
       iterations_per_loop: The most steps per tf.function call (host round trip).
       save_checkpoints_steps: Checkpoint interval, in steps.
@@ -304,6 +312,7 @@ class TrainingConfig:
     learning_rate: float = 5e-5
     optimizer: str = "adamw"
     adam_bias_correction: bool = True
+    decay_after_warmup: bool = False
     gradient_accumulation_steps: int = 1
     iterations_per_loop: int = 1000
     save_checkpoints_steps: int = 1000
@@ -397,7 +406,8 @@ class Trainer:
             self.heads = task.create_heads(self.encoder)
             self.optimizer = optimization.create_optimizer(
                 config.learning_rate, config.num_train_steps, config.num_warmup_steps,
-                optimizer_type=config.optimizer, bias_correction=config.adam_bias_correction)
+                optimizer_type=config.optimizer, bias_correction=config.adam_bias_correction,
+                decay_after_warmup=config.decay_after_warmup)
             if keras.mixed_precision.global_policy().name == "mixed_float16":
                 self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
             # Slots must exist before the first distributed step.
@@ -517,6 +527,7 @@ class Trainer:
         """What the training's result depends on (not how often it logs or saves)."""
         fields = dataclasses.asdict(self.config)
         for operational in ("output_dir", "iterations_per_loop", "save_checkpoints_steps",
+                            "log_every_secs", "save_checkpoints_secs",
                             "keep_checkpoint_max", "jit_compile"):
             fields.pop(operational)
         return {**fields, "train_batch_size": global_batch_size,

@@ -61,6 +61,27 @@ def test_schedule_warms_up_then_decays_to_zero():
         optimization.LinearWarmupLinearDecay(0.1, num_train_steps=0)
 
 
+def test_decay_after_warmup_is_hugging_faces_linear_schedule():
+    schedule = optimization.LinearWarmupLinearDecay(0.1, num_train_steps=100, num_warmup_steps=10,
+                                                    decay_after_warmup=True)
+    # The peak at the end of warmup, then a straight line to 0 at step 100:
+    # transformers' get_linear_schedule_with_warmup.
+    np.testing.assert_allclose(
+        [float(schedule(step)) for step in (0, 5, 10, 55, 99, 100, 150)],
+        [0.0, 0.05, 0.1, 0.1 * 45 / 90, 0.1 / 90, 0.0, 0.0], rtol=1e-5, atol=1e-9)
+    restored = optimization.LinearWarmupLinearDecay(**schedule.get_config())
+    assert float(restored(55)) == float(schedule(55))
+    with pytest.raises(ValueError, match="below num_train_steps"):
+        optimization.LinearWarmupLinearDecay(0.1, num_train_steps=10, num_warmup_steps=10,
+                                             decay_after_warmup=True)
+    optimizer = optimization.create_optimizer(0.1, num_train_steps=100, num_warmup_steps=10,
+                                              decay_after_warmup=True)
+    w = keras.Variable(np.ones(3, np.float32), name="kernel")
+    for _ in range(55):
+        optimizer.apply([tf.ones(3)], [w])
+    np.testing.assert_allclose(float(optimizer.learning_rate), 0.05, rtol=1e-6)
+
+
 def test_optimizer_learning_rate_follows_applied_updates():
     optimizer = optimization.create_optimizer(0.1, num_train_steps=100, num_warmup_steps=10)
     w = keras.Variable(np.ones(3, np.float32), name="kernel")

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import checkpoints, finetune, input_pipeline, progress, training
+from bert_tf import checkpoints, finetune, input_pipeline, progress, run_dir, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
@@ -109,6 +109,34 @@ def test_rerun_resumes_step_and_optimizer_state(config, tmp_path):
     assert resumed.global_step == 10
     # Asking for a step already reached trains nothing.
     assert resumed.train(_dataset_fn(examples, 8), 10, 8) == []
+
+
+def test_resume_ignores_how_often_a_run_logs_and_saves_but_not_its_schedule(config, tmp_path):
+    examples = _pretraining_examples(16)
+    first = _trainer(config, tmp_path, steps=4, iterations_per_loop=2, save_checkpoints_steps=2,
+                     log_every_secs=30.0, save_checkpoints_secs=600.0)
+    first.restore()
+    first.train(_dataset_fn(examples, 8), 2, 8)
+    other_schedule = _trainer(config, tmp_path, steps=4, iterations_per_loop=2,
+                              decay_after_warmup=True)
+    assert other_schedule.restore() == "resumed"
+    with pytest.raises(run_dir.RunDirError, match="decay_after_warmup: False there, True now"):
+        other_schedule.train(_dataset_fn(examples, 8), 4, 8)
+    quieter = _trainer(config, tmp_path, steps=4, iterations_per_loop=2, log_every_secs=5.0)
+    assert quieter.restore() == "resumed"
+    quieter.train(_dataset_fn(examples, 8), 4, 8)
+    assert quieter.global_step == 4
+
+
+def test_decay_after_warmup_flag_reaches_the_optimizer(config, tmp_path):
+    flag_values = _parsed_training_flags(f"--output_dir={tmp_path}", "--decay_after_warmup",
+                                         "--learning_rate=0.01")
+    trainer = training.Trainer(
+        PretrainingTask(), config, tf.distribute.get_strategy(),
+        training.TrainingConfig.from_flags(flag_values, 10, 2))
+    trainer.optimizer.iterations.assign(2)
+    # At the end of warmup the rate is the peak, not the original's 0.8 of it.
+    np.testing.assert_allclose(float(trainer.optimizer.learning_rate), 0.01, rtol=1e-6)
 
 
 def test_accumulated_micro_batches_match_one_large_batch(config, tmp_path):
