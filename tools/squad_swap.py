@@ -1,12 +1,15 @@
-"""Issue 28's post-processing swap: one trained model, scored through both pipelines.
+"""Issue 28's swaps between bert_tf and the Hugging Face SQuAD peer, one part at a time.
 
-bert_tf's post-processing (the original's: max-context windows, n-best search,
+The post-processing: bert_tf's post-processing (the original's: max-context windows, n-best search,
 get_final_text) and the Hugging Face peer's (bench/hf_squad_finetune.py: every
 window, answer text from the fast tokenizer's offsets) are fed the logits of the
 same trained model, so that a difference in score is the post-processing's
 alone. The windows differ too (the original's doc_stride against HF's overlap);
-each pipeline reads its own. Three modes, all on the answerable questions of
---predict_file (v1.1 mode):
+each pipeline reads its own. The training windows: bert_tf's windows and
+labels (the original's doc_stride rule and improve_answer_span) are written out
+for the peer to train on (`hf_squad_finetune.py --train_windows`), so that a
+difference in score is the windows' alone. Four modes, on the answerable
+questions of --predict_file (v1.1 mode) or --train_file:
 
   windows: write bert_tf's dev windows (input_ids, input_mask, segment_ids) to
       --out, for a Hugging Face model to compute logits on;
@@ -14,12 +17,15 @@ each pipeline reads its own. Three modes, all on the answerable questions of
       start and end logits on the windows of --windows (an npz written by
       `hf_squad_finetune.py --dev_windows_out` or by mode windows) to --out;
   score: score start and end logits computed on bert_tf's dev windows
-      (--logits) with bert_tf's post-processing; prints one JSON line.
+      (--logits) with bert_tf's post-processing; prints one JSON line;
+  train_windows: write bert_tf's training windows of --train_file
+      (input_ids, input_mask, segment_ids, start_positions, end_positions),
+      as run_squad.py cuts and labels them, to --out.
 
 For example, a bert_tf model through HF's post-processing:
 
   /tmp/hfvenv/bin/python bench/hf_squad_finetune.py ... --dev_windows_out=/tmp/hf_win.npz
-  .venv/bin/python tools/squad_postprocess_swap.py --mode=logits --run_dir=RUN \\
+  .venv/bin/python tools/squad_swap.py --mode=logits --run_dir=RUN \\
       --windows=/tmp/hf_win.npz --out=/tmp/bt_on_hf.npz
   /tmp/hfvenv/bin/python bench/hf_squad_finetune.py ... --score_logits=/tmp/bt_on_hf.npz
 """
@@ -43,22 +49,27 @@ def model_dir():
     return minilm.model_dir()
 
 
-def dev_windows(predict_file):
-    """bert_tf's dev examples and windows, as run_squad.py cuts them."""
+def squad_windows(squad_file, is_training):
+    """bert_tf's examples and windows of a SQuAD file, as run_squad.py cuts them."""
     from bert_tf import finetune, squad
 
     files = finetune.model_files(model_dir(), max_seq_length=SEQ)
-    examples, _ = squad.read_squad_examples(predict_file, False, False)
+    examples, _ = squad.read_squad_examples(squad_file, is_training, False)
     windows, _ = squad.convert_examples_to_features(
-        examples, files.tokenizer(), SEQ, STRIDE, QUERY, False)
+        examples, files.tokenizer(), SEQ, STRIDE, QUERY, is_training)
     return examples, windows
 
 
-def write_windows(predict_file, out):
-    _, windows = dev_windows(predict_file)
-    np.savez(out, **{name: np.array([getattr(w, name) for w in windows], np.int32)
-                     for name in ("input_ids", "input_mask", "segment_ids")})
-    print(json.dumps({"mode": "windows", "windows": len(windows), "out": out}))
+def write_windows(squad_file, out, is_training):
+    _, windows = squad_windows(squad_file, is_training)
+    arrays = {name: np.array([getattr(w, name) for w in windows], np.int32)
+              for name in ("input_ids", "input_mask", "segment_ids")}
+    if is_training:
+        arrays["start_positions"] = np.array([w.start_position for w in windows], np.int32)
+        arrays["end_positions"] = np.array([w.end_position for w in windows], np.int32)
+    np.savez_compressed(out, **arrays)
+    mode = "train_windows" if is_training else "windows"
+    print(json.dumps({"mode": mode, "windows": len(windows), "out": out}))
 
 
 def write_logits(run_dir, windows_file, out):
@@ -93,7 +104,7 @@ def write_logits(run_dir, windows_file, out):
 def score(predict_file, logits_file):
     from bert_tf import squad
 
-    examples, windows = dev_windows(predict_file)
+    examples, windows = squad_windows(predict_file, False)
     data = np.load(logits_file)
     results = {w.unique_id: (s, e) for w, s, e in zip(
         windows, data["start_logits"], data["end_logits"], strict=True)}
@@ -105,16 +116,21 @@ def score(predict_file, logits_file):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--mode", choices=["windows", "logits", "score"], required=True)
+    parser.add_argument("--mode", choices=["windows", "logits", "score", "train_windows"],
+                        required=True)
     parser.add_argument("--predict_file", default="/tmp/squad_quality/dev-v1.1.json",
                         help="answerable-only v1.1 dev file (bench/squad_quality.py's)")
+    parser.add_argument("--train_file", default="/tmp/squad_quality/train-v1.1.json",
+                        help="mode train_windows: answerable-only v1.1 train file")
     parser.add_argument("--run_dir", help="mode logits: a run_squad.py output_dir")
     parser.add_argument("--windows", help="mode logits: windows npz")
     parser.add_argument("--logits", help="mode score: logits npz on bert_tf's windows")
-    parser.add_argument("--out", help="modes windows and logits: the npz to write")
+    parser.add_argument("--out", help="modes windows, logits, train_windows: the npz to write")
     args = parser.parse_args()
     if args.mode == "windows":
-        write_windows(args.predict_file, args.out)
+        write_windows(args.predict_file, args.out, is_training=False)
+    elif args.mode == "train_windows":
+        write_windows(args.train_file, args.out, is_training=True)
     elif args.mode == "logits":
         write_logits(args.run_dir, args.windows, args.out)
     else:
