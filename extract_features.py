@@ -21,7 +21,7 @@ import sys
 
 from absl import app, flags
 
-from bert_tf import cli, distribution, feature_extraction, training
+from bert_tf import cli, distribution, feature_extraction, precision, training
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -51,10 +51,12 @@ flags.DEFINE_bool(
     "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.")
 flags.DEFINE_integer("batch_size", 32, "Lines encoded at a time.")
 flags.DEFINE_enum(
-    "mixed_precision", "auto", list(training.PRECISIONS),
-    "The computation's precision, as in training: auto picks bfloat16 on TPUs and on CPUs "
-    "with bfloat16 matrix units, float16 on GPUs, else float32. The features are written "
-    "as float32 whatever it is.")
+    "mixed_precision", "float32", list(precision.PRECISIONS),
+    "The computation's precision. float32 (the default) gives the same features on every "
+    "device, as the original did. bfloat16 or float16 are faster where the device "
+    "multiplies them natively (TPUs, CPUs with bfloat16 matrix units, GPUs), and their "
+    "features differ from float32's by up to a few 1e-2; auto picks as training does. The "
+    "features are written as float32 whatever it is.")
 training.define_jit_compile_flag()
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
@@ -84,7 +86,7 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     strategy = distribution.strategy_from_flags()
-    training.set_precision_policy(FLAGS.mixed_precision, strategy)
+    precision.set_precision_policy(FLAGS.mixed_precision, strategy)
     try:
         given_case = FLAGS["do_lower_case"].present
         files = feature_extraction.model_files(

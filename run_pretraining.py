@@ -19,7 +19,15 @@ import os
 
 from absl import flags, logging
 
-from bert_tf import checkpoints, cli, distribution, dynamic_masking, input_pipeline, training
+from bert_tf import (
+    checkpoints,
+    cli,
+    distribution,
+    dynamic_masking,
+    input_pipeline,
+    precision,
+    training,
+)
 from bert_tf.tasks import PretrainingTask
 
 FLAGS = flags.FLAGS
@@ -150,7 +158,7 @@ def main(argv):
     if FLAGS.do_eval:
         _check_input("eval_input_file" if FLAGS.eval_input_file else "input_file",
                      FLAGS.eval_input_file or FLAGS.input_file)
-    training.set_precision_policy(FLAGS.mixed_precision, strategy)
+    precision.set_precision_policy(FLAGS.mixed_precision, strategy)
 
     task = PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     trainer = training.Trainer(task, config, strategy, training.TrainingConfig.from_flags(

@@ -188,8 +188,7 @@ def main(_):
             else:
                 task.write_predictions(predictions, references)
     if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
-                              FLAGS.export_precision)
+        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length)
 
 
 if __name__ == "__main__":

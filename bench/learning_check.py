@@ -27,7 +27,7 @@ import minilm
 import tensorflow as tf
 from absl import app, flags
 
-from bert_tf import input_pipeline, pretraining_data, training
+from bert_tf import input_pipeline, precision, pretraining_data, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
@@ -47,7 +47,7 @@ flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
 flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate.")
 flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
 flags.DEFINE_integer("eval_batches", 50, "Held-out batches of 32 per evaluation.")
-flags.DEFINE_enum("mixed_precision", "auto", list(training.PRECISIONS),
+flags.DEFINE_enum("mixed_precision", "auto", list(precision.PRECISIONS),
                   "As run_pretraining.py's flag; XLA is chosen as there (--jit_compile=auto).")
 flags.DEFINE_string("plot", None, "Write the curves to this PNG.")
 flags.mark_flag_as_required("corpus")
@@ -110,7 +110,7 @@ def main(_):
         num_attention_heads=FLAGS.hidden_size // 64, intermediate_size=4 * FLAGS.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
-    policy = training.set_precision_policy(FLAGS.mixed_precision, strategy)
+    policy = precision.set_precision_policy(FLAGS.mixed_precision, strategy)
     trainer = training.Trainer(
         PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq), bert_config,
         strategy, training.TrainingConfig(

@@ -15,7 +15,7 @@ import time
 
 import tensorflow as tf
 
-from bert_tf import training
+from bert_tf import precision
 
 # (M, K, N): the square reference, and BERT-Base's FFN up-projection at batch 8 x seq 128.
 SHAPES = {"sq2048": (2048, 2048, 2048), "ffn_b8": (1024, 768, 3072)}
@@ -40,7 +40,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
     args = parser.parse_args()
-    cpu_flags = training.cpu_bfloat16_units()
+    cpu_flags = precision.cpu_bfloat16_units()
     for dtype in (tf.float32, tf.bfloat16):
         for shape, (m, k, n) in SHAPES.items():
             median, best = rate(m, k, n, dtype, args.reps)

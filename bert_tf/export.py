@@ -17,8 +17,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModels tokenize with)
 from absl import logging
 
-from bert_tf import io_utils
-from bert_tf.modeling import BertModel
+from bert_tf import io_utils, precision
 
 keras = tf.keras
 
@@ -65,42 +64,8 @@ def run_signature(export_dir, signature, **texts):
     return {name: value.numpy() for name, value in outputs.items()}
 
 
-# --export_precision's choices: the policy the model was trained under, or one
-# of these Keras policies for the exported computation.
-EXPORT_PRECISIONS = {"as_trained": None, "float32": "float32", "bfloat16": "mixed_bfloat16"}
-
-
-def with_policy(task, encoder, heads, policy):
-    """A copy of a trained model that computes under another dtype policy.
-
-    Weights stay float32 under every policy, so they copy as they are; only
-    the computation changes. Inputs (strings) and outputs (float32 logits and
-    probabilities: the heads cast them) keep their types.
-
-    Args:
-      task: The tasks.Task (it builds the heads).
-      encoder: The trained BertModel.
-      heads: Its heads.
-      policy: A Keras dtype policy name, such as "mixed_bfloat16".
-
-    Returns:
-      (encoder, heads) built under policy, with the trained weights.
-    """
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(policy)
-    try:
-        copy = BertModel(encoder.config)
-        copy_heads = task.create_heads(copy)
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
-    for source, target in [(encoder, copy)] + [(heads[k], copy_heads[k]) for k in heads]:
-        for a, b in zip(source.weights, target.weights, strict=True):
-            b.assign(a)
-    return copy, copy_heads
-
-
 def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                precision="as_trained"):
+                policy="float32"):
     """Exports a trained task's raw-text SavedModel.
 
     Args:
@@ -111,16 +76,16 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
       vocab_file: The vocab it was trained with.
       do_lower_case: As in training.
       max_seq_length: As in training.
-      precision: One of EXPORT_PRECISIONS: "bfloat16" serves in bfloat16
+      policy: The Keras dtype policy the SavedModel computes under
+        (precision.inference_policy): "mixed_bfloat16" serves in bfloat16
         (faster on CPUs with bfloat16 units, and on TPUs), with the same
         string inputs and float32 outputs.
 
     Returns:
       export_dir.
     """
-    policy = EXPORT_PRECISIONS[precision]
-    if policy is not None and policy != encoder.dtype_policy.name:
-        encoder, heads = with_policy(task, encoder, heads, policy)
+    if policy != encoder.dtype_policy.name:
+        encoder, heads = precision.with_policy(task, encoder, heads, policy)
     module, signatures = task.serving_module(encoder, heads, vocab_file, do_lower_case,
                                              max_seq_length)
     return save_model(export_dir, module, signatures)

@@ -38,6 +38,7 @@ from bert_tf import (
     distribution,
     export,
     io_utils,
+    precision,
     tokenization,
     tpu_rules,
     training,
@@ -75,10 +76,6 @@ def define_finetune_flags(flag_values=flags.FLAGS):
         lower_bound=0.0, upper_bound=1.0, **fv)
     flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.",
                         **fv)
-    flags.DEFINE_enum(
-        "export_precision", "as_trained", list(export.EXPORT_PRECISIONS),
-        "The SavedModel's computation: as_trained, float32, or bfloat16 (faster on CPUs "
-        "with bfloat16 matrix units; inputs and outputs keep their types).", **fv)
 
 
 # --dynamic_padding's length granularity: XLA compiles the step once per
@@ -240,7 +237,7 @@ def setup(flag_values, static_shapes=True):
     if not static_shapes and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")
-    training.set_precision_policy(flag_values.mixed_precision, strategy)
+    precision.set_precision_policy(flag_values.mixed_precision, strategy)
     try:
         training.validate_batch_flags(flag_values, strategy)
     except ValueError as e:
@@ -415,7 +412,7 @@ def write_eval_results(trainer, results):
         print(f"{key} = {results[key]}")
 
 
-def export_model(export_dir, trainer, files, max_seq_length, precision="as_trained"):
+def export_model(export_dir, trainer, files, max_seq_length):
     """Writes the task's raw-text SavedModel from the trained model.
 
     Args:
@@ -423,11 +420,11 @@ def export_model(export_dir, trainer, files, max_seq_length, precision="as_train
       trainer: The trained Trainer.
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
       max_seq_length: As in training.
-      precision: --export_precision (export.EXPORT_PRECISIONS).
 
     Returns:
       export_dir.
     """
-    logging.info("Exporting to %s (precision: %s)", export_dir, precision)
+    logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference_policy)
     return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
-                              files.vocab_file, files.do_lower_case, max_seq_length, precision)
+                              files.vocab_file, files.do_lower_case, max_seq_length,
+                              trainer.inference_policy)

@@ -43,17 +43,12 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, io_utils, optimization, run_dir, tpu_rules
+from bert_tf import checkpoints, distribution, io_utils, optimization, precision, run_dir, tpu_rules
 from bert_tf.checkpoint_names import ENCODER
 from bert_tf.modeling import BertModel
 from bert_tf.progress import format_duration, loop_steps
 
 keras = tf.keras
-
-PRECISIONS = ("auto", "float32", "bfloat16", "float16")
-# Set to "1" or "0" to override the detection of bfloat16 matrix units.
-CPU_BFLOAT16_ENV = "BERT_TF_CPU_BFLOAT16"
-
 
 def define_training_flags(flag_values=flags.FLAGS):
     """Defines the flags that run_pretraining.py and run_classifier.py share.
@@ -128,10 +123,17 @@ def define_training_flags(flag_values=flags.FLAGS):
         "Micro-batches per update: train_batch_size is split into this many pieces, so "
         "that a large batch fits in memory.", lower_bound=1, **fv)
     flags.DEFINE_enum(
-        "mixed_precision", "auto", list(PRECISIONS),
-        "auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a CPU, bfloat16 where "
-        "it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in /proc/cpuinfo; "
-        f"{CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else float32.", **fv)
+        "mixed_precision", "auto", list(precision.PRECISIONS),
+        "Training's precision. auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a "
+        "CPU, bfloat16 where it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in "
+        f"/proc/cpuinfo; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
+        "float32.", **fv)
+    flags.DEFINE_enum(
+        "inference_precision", "float32", list(precision.INFERENCE_PRECISIONS),
+        "What --do_eval and --do_predict outputs and --export_dir SavedModels compute in, "
+        "from the same weights: float32 on every device by default; bfloat16 or float16 "
+        "(faster where the device multiplies them natively, outputs different from "
+        "float32's in the second or third digit), or as_trained.", **fv)
     flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
                          lower_bound=1, **fv)
     define_jit_compile_flag(flag_values)
@@ -202,60 +204,6 @@ def validate_batch_flags(f, strategy):
     return f.train_batch_size // parts
 
 
-def cpu_bfloat16_units():
-    """The bfloat16 matrix-unit flags of this machine's CPU, as /proc/cpuinfo lists them.
-
-    TensorFlow's oneDNN kernels use these units (Intel AMX, AVX512-BF16);
-    on other CPUs bfloat16 is emulated and slower than float32.
-    The environment variable BERT_TF_CPU_BFLOAT16 overrides the detection:
-    "1" claims the units, "0" denies them (to test either branch anywhere).
-
-    Returns:
-      A sorted list, such as ["amx_bf16", "avx512_bf16"]; empty without them.
-    """
-    override = os.environ.get(CPU_BFLOAT16_ENV)
-    if override is not None:
-        return [f"{CPU_BFLOAT16_ENV}={override}"] if override == "1" else []
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            words = set(f.read().split())
-    except OSError:
-        return []
-    return sorted(words & {"amx_bf16", "avx512_bf16"})
-
-
-def set_precision_policy(mixed_precision, strategy):
-    """Sets the global Keras dtype policy before any model is built.
-
-    Args:
-      mixed_precision: One of PRECISIONS. "auto" picks bfloat16 on TPU,
-        float16 (with loss scaling) on GPU, and on a CPU bfloat16 where it
-        has bfloat16 matrix units (cpu_bfloat16_units), else float32.
-      strategy: The strategy the model will run under.
-
-    Returns:
-      The policy name set: "float32", "mixed_bfloat16" or "mixed_float16".
-    """
-    if mixed_precision not in PRECISIONS:
-        raise ValueError(f"--mixed_precision must be one of {PRECISIONS}, got {mixed_precision!r}")
-    reason = "as --mixed_precision says"
-    if mixed_precision == "auto":
-        units = cpu_bfloat16_units()
-        if isinstance(strategy, tf.distribute.TPUStrategy):
-            mixed_precision, reason = "bfloat16", "auto: a TPU"
-        elif tf.config.list_logical_devices("GPU"):
-            mixed_precision, reason = "float16", "auto: a GPU"
-        elif units:
-            mixed_precision = "bfloat16"
-            reason = f"auto: the CPU multiplies bfloat16 natively ({', '.join(units)})"
-        else:
-            mixed_precision, reason = "float32", "auto: a CPU without bfloat16 matrix units"
-    policy = "float32" if mixed_precision == "float32" else f"mixed_{mixed_precision}"
-    keras.mixed_precision.set_global_policy(policy)
-    logging.info("Precision policy: %s (%s)", policy, reason)
-    return policy
-
-
 def resolve_jit_compile(jit_compile, strategy):
     """Whether the train step is compiled with XLA.
 
@@ -293,6 +241,8 @@ class TrainingConfig:
       adam_bias_correction: Adam's bias correction (the original had none).
       decay_after_warmup: Decay the learning rate from the end of warmup
         (Hugging Face's schedule), not from step 0 (the original's).
+      inference_precision: What predictions compute in, one of
+        precision.INFERENCE_PRECISIONS; float32 whatever training used.
       gradient_accumulation_steps: Micro-batches per optimizer update.
       iterations_per_loop: The most steps per tf.function call (host round trip).
       save_checkpoints_steps: Checkpoint interval, in steps.
@@ -320,6 +270,7 @@ class TrainingConfig:
     save_checkpoints_secs: float | None = None
     keep_checkpoint_max: int = 5
     jit_compile: bool | None = None
+    inference_precision: str = "float32"
 
     @classmethod
     def from_flags(cls, flag_values, num_train_steps, num_warmup_steps, strategy=None,
@@ -457,10 +408,13 @@ class Trainer:
         # lengths, not one each.
         self._eval_replica = tf.function(self._eval_replica_fn, jit_compile=jit_compile,
                                          reduce_retracing=True)
-        self._predict_replica = tf.function(self._predict_replica_fn, jit_compile=jit_compile,
-                                            reduce_retracing=True)
         self._eval_step = tf.function(self._eval_step_fn, reduce_retracing=True)
-        self._predict_step = tf.function(self._predict_step_fn, reduce_retracing=True)
+        self._jit_compile = jit_compile
+        self._predict_steps = {}  # {policy: (encoder, heads, step function)}
+        # The policy predictions and exports compute under (float32 unless
+        # asked otherwise); logged here when it is not float32.
+        self.inference_policy = precision.inference_policy(
+            config.inference_precision, self.encoder.dtype_policy.name)
 
     @property
     def global_step(self):
@@ -528,7 +482,7 @@ class Trainer:
         fields = dataclasses.asdict(self.config)
         for operational in ("output_dir", "iterations_per_loop", "save_checkpoints_steps",
                             "log_every_secs", "save_checkpoints_secs",
-                            "keep_checkpoint_max", "jit_compile"):
+                            "keep_checkpoint_max", "jit_compile", "inference_precision"):
             fields.pop(operational)
         return {**fields, "train_batch_size": global_batch_size,
                 "init_checkpoint": self.init_checkpoint}
@@ -731,31 +685,54 @@ class Trainer:
         logging.info("Eval: %s", ", ".join(f"{k} = {v:.4g}" for k, v in sorted(results.items())))
         return results
 
-    def _predict_replica_fn(self, features):
-        """The task's predictions for one replica's share of a batch."""
-        outputs = self.task.forward(self.encoder, self.heads, features, training=False)
-        return self.task.predictions(features, outputs)
+    def _predict_step_for(self, policy):
+        """The predict step of the model computing under policy, its weights current.
 
-    def _predict_step_fn(self, features):
-        """Returns the task's per-replica predictions for one batch."""
-        # Through a plain function, as in _eval_step_fn.
-        return self.strategy.run(lambda replica_features: self._predict_replica(
-            replica_features), args=(features,))
+        Under another policy than training's, the step runs a copy of the
+        model built under that policy (precision.with_policy), created once
+        and given the trained weights on each call.
+        """
+        if policy not in self._predict_steps:
+            encoder, heads = self.encoder, self.heads
+            if policy != self.encoder.dtype_policy.name:
+                with self.strategy.scope():
+                    encoder, heads = precision.with_policy(
+                        self.task, self.encoder, self.heads, policy)
 
-    def predict(self, dataset_fn):
+            def replica_fn(features):  # one replica's share of a batch
+                outputs = self.task.forward(encoder, heads, features, training=False)
+                return self.task.predictions(features, outputs)
+
+            # Compiled like the gradients; the plain outer function as in
+            # _eval_step_fn.
+            replica_step = tf.function(replica_fn, jit_compile=self._jit_compile,
+                                       reduce_retracing=True)
+            step = tf.function(lambda features: self.strategy.run(replica_step,
+                                                                  args=(features,)),
+                               reduce_retracing=True)
+            self._predict_steps[policy] = (encoder, heads, step)
+        encoder, heads, step = self._predict_steps[policy]
+        if encoder is not self.encoder:
+            precision.copy_weights(self.encoder, self.heads, encoder, heads)
+        return step
+
+    def predict(self, dataset_fn, policy=None):
         """Runs the task's predictions over a finite dataset, in input order.
 
         Args:
           dataset_fn: As for evaluate().
+          policy: The Keras dtype policy to compute under, e.g. "float32";
+            None: inference_policy (config.inference_precision's).
 
         Returns:
           {name: np.ndarray} of task.predictions() over all examples, padding
           examples included (finetune.predict drops them).
         """
+        step = self._predict_step_for(policy or self.inference_policy)
         dataset = self._distribute(dataset_fn, "prediction")
         collected = {}
         for features in dataset:
-            for name, value in self._predict_step(features).items():
+            for name, value in step(features).items():
                 collected.setdefault(name, []).extend(
                     t.numpy() for t in self.strategy.experimental_local_results(value))
         return {name: np.concatenate(parts) for name, parts in collected.items()}

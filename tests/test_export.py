@@ -152,16 +152,32 @@ def test_a_bfloat16_export_takes_and_gives_the_same_types_and_close_values(tmp_p
     encoder, head = _model(num_labels=3, seed=4)
     task = ClassificationTask(3)
     outputs = {}
-    for precision in ("as_trained", "bfloat16"):
-        export_dir = str(tmp_path / precision)
+    for policy in ("float32", "mixed_bfloat16"):
+        export_dir = str(tmp_path / policy)
         export.export_task(export_dir, task, encoder, {"classifier": head}, VOCAB, True, SEQ,
-                           precision=precision)
+                           policy=policy)
         served = tf.saved_model.load(export_dir).signatures["single"](
             text_a=tf.constant(TEXTS_A))
         assert served["probabilities"].dtype == tf.float32
-        outputs[precision] = served["probabilities"].numpy()
+        outputs[policy] = served["probabilities"].numpy()
     # bfloat16 keeps 8 bits of mantissa: close, not equal.
-    np.testing.assert_allclose(outputs["bfloat16"], outputs["as_trained"], atol=0.05)
-    assert not np.array_equal(outputs["bfloat16"], outputs["as_trained"])
+    np.testing.assert_allclose(outputs["mixed_bfloat16"], outputs["float32"], atol=0.05)
+    assert not np.array_equal(outputs["mixed_bfloat16"], outputs["float32"])
     # The trained model itself is untouched.
     assert encoder.dtype_policy.name == "float32"
+
+    # A model trained in bfloat16 exports in float32 by default: the float32
+    # model's outputs, from the same weights.
+    try:
+        tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+        trained_encoder, trained_head = _model(num_labels=3, seed=4)
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    for source, target in ((encoder, trained_encoder), (head, trained_head)):
+        for a, b in zip(source.weights, target.weights, strict=True):
+            b.assign(a)
+    export_dir = str(tmp_path / "default")
+    export.export_task(export_dir, task, trained_encoder, {"classifier": trained_head}, VOCAB,
+                       True, SEQ)
+    served = tf.saved_model.load(export_dir).signatures["single"](text_a=tf.constant(TEXTS_A))
+    np.testing.assert_allclose(served["probabilities"].numpy(), outputs["float32"], atol=1e-6)

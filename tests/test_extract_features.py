@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
-from bert_tf import tokenization
+from bert_tf import precision, tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINES = ["The quick brown fox jumped.", "How old are you? ||| What is your age?"]
@@ -31,11 +31,11 @@ def tiny(tmp_path_factory):
     return prefix, model, tokenization.FullTokenizer(str(folder / "vocab.txt"))
 
 
-def extract_features(*flag_args):
+def extract_features(*flag_args, env=None):
     """Runs extract_features.py; returns the CompletedProcess."""
     return subprocess.run([sys.executable, os.path.join(ROOT, "extract_features.py"),
                            *flag_args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, check=False)
+                          timeout=300, check=False, env=env)
 
 
 def write_lines(path, lines):
@@ -115,20 +115,37 @@ def test_bad_input_is_one_clear_line(tiny, tmp_path, case):
     assert not os.path.exists(output_file)
 
 
+def test_features_are_float32_by_default_on_a_cpu_with_bfloat16_units(tiny, tmp_path):
+    input_file = write_lines(tmp_path / "input.txt", LINES)
+    env = {**os.environ, precision.CPU_BFLOAT16_ENV: "1"}
+    result = extract_features(f"--input_file={input_file}",
+                              f"--output_file={tmp_path / 'out.jsonl'}",
+                              f"--init_checkpoint={tiny[0]}", "--layers=-1",
+                              "--max_seq_length=32", env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Precision policy: float32 (as --mixed_precision says)" in result.stderr
+    # auto, asked for, still picks bfloat16 there.
+    result = extract_features(f"--input_file={input_file}",
+                              f"--output_file={tmp_path / 'auto.jsonl'}",
+                              f"--init_checkpoint={tiny[0]}", "--layers=-1",
+                              "--max_seq_length=32", "--mixed_precision=auto", env=env)
+    assert "Precision policy: mixed_bfloat16 (auto: the CPU multiplies" in result.stderr
+
+
 def test_bfloat16_computation_writes_close_float32_values(tiny, tmp_path):
     prefix = tiny[0]
     input_file = write_lines(tmp_path / "input.txt", LINES)
     values = {}
-    for precision in ("float32", "bfloat16"):
-        output_file = tmp_path / f"{precision}.jsonl"
+    for choice in ("float32", "bfloat16"):
+        output_file = tmp_path / f"{choice}.jsonl"
         result = extract_features(f"--input_file={input_file}", f"--output_file={output_file}",
                                   f"--init_checkpoint={prefix}", "--layers=-1",
-                                  "--max_seq_length=32", f"--mixed_precision={precision}")
+                                  "--max_seq_length=32", f"--mixed_precision={choice}")
         assert result.returncode == 0, result.stderr[-2000:]
-        assert f"Precision policy: {'mixed_' if precision == 'bfloat16' else ''}{precision}" \
+        assert f"Precision policy: {'mixed_' if choice == 'bfloat16' else ''}{choice}" \
             in result.stderr
         lines = [json.loads(line) for line in output_file.read_text().splitlines()]
-        values[precision] = np.array([layer["values"] for line in lines
+        values[choice] = np.array([layer["values"] for line in lines
                                       for feature in line["features"]
                                       for layer in feature["layers"]])
     np.testing.assert_allclose(values["bfloat16"], values["float32"], atol=0.1)

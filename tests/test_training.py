@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import checkpoints, finetune, input_pipeline, progress, run_dir, training
+from bert_tf import checkpoints, finetune, input_pipeline, precision, progress, run_dir, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
@@ -243,6 +243,50 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
     np.testing.assert_allclose(kept["predictions"], probabilities[:10], atol=1e-6)
 
 
+def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_path):
+    rng = np.random.default_rng(5)
+    examples = {"input_ids": rng.integers(5, 50, size=(8, SEQ)).astype(np.int32),
+                "input_mask": np.ones((8, SEQ), np.int32),
+                "segment_ids": np.zeros((8, SEQ), np.int32),
+                "label_ids": rng.integers(0, 3, size=(8, 1)).astype(np.int32),
+                "is_real_example": np.ones((8, 1), np.int32)}
+    predict_fn = _dataset_fn(examples, 4, repeat=False)
+    trainers = {}
+    try:
+        tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+        for inference in ("float32", "as_trained"):
+            trainers[inference] = training.Trainer(
+                ClassificationTask(3), config, tf.distribute.get_strategy(),
+                training.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
+                                        inference_precision=inference))
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+    # Larger head weights than the initial ones, so that probabilities move
+    # away from uniform and precision shows in them.
+    for variable in trainers["float32"].heads["classifier"].trainable_variables:
+        variable.assign(variable * 50.0)
+    _copy_weights(trainers["float32"], trainers["as_trained"])
+    assert trainers["float32"].encoder.dtype_policy.name == "mixed_bfloat16"
+    assert trainers["float32"].inference_policy == "float32"
+    assert trainers["as_trained"].inference_policy == "mixed_bfloat16"
+    # The same weights in a float32 model: the reference.
+    reference = training.Trainer(
+        ClassificationTask(3), config, tf.distribute.get_strategy(),
+        training.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
+    _copy_weights(trainers["float32"], reference)
+    expected = reference.predict(predict_fn)["predictions"]
+    float32 = trainers["float32"].predict(predict_fn)["predictions"]
+    np.testing.assert_allclose(float32, expected, atol=1e-6)
+    bfloat16 = trainers["as_trained"].predict(predict_fn)["predictions"]
+    assert np.abs(bfloat16 - expected).max() > 1e-3
+    # A later predict sees weights changed since the first.
+    for variable in trainers["float32"].heads["classifier"].trainable_variables:
+        variable.assign(variable * 2.0)
+    _copy_weights(trainers["float32"], reference)
+    np.testing.assert_allclose(trainers["float32"].predict(predict_fn)["predictions"],
+                               reference.predict(predict_fn)["predictions"], atol=1e-6)
+
+
 def test_classifier_streaming_metrics_match_its_score(config, tmp_path):
     rng = np.random.default_rng(4)
     n = 8
@@ -283,10 +327,10 @@ def test_a_task_must_implement_the_whole_protocol():
 def test_precision_policy_choice():
     strategy = tf.distribute.get_strategy()
     try:
-        assert training.set_precision_policy("auto", strategy) == "float32"
-        assert training.set_precision_policy("bfloat16", strategy) == "mixed_bfloat16"
+        assert precision.set_precision_policy("auto", strategy) == "float32"
+        assert precision.set_precision_policy("bfloat16", strategy) == "mixed_bfloat16"
         with pytest.raises(ValueError, match="must be one of"):
-            training.set_precision_policy("int8", strategy)
+            precision.set_precision_policy("int8", strategy)
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
 
@@ -322,15 +366,15 @@ def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
 
 @pytest.mark.parametrize("override,policy", [("1", "mixed_bfloat16"), ("0", "float32")])
 def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, override, policy):
-    monkeypatch.setenv(training.CPU_BFLOAT16_ENV, override)
+    monkeypatch.setenv(precision.CPU_BFLOAT16_ENV, override)
     try:
-        assert training.set_precision_policy("auto", tf.distribute.get_strategy()) == policy
+        assert precision.set_precision_policy("auto", tf.distribute.get_strategy()) == policy
         # An explicit choice is kept whatever the CPU.
-        assert training.set_precision_policy(
+        assert precision.set_precision_policy(
             "float32", tf.distribute.get_strategy()) == "float32"
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
-    assert bool(training.cpu_bfloat16_units()) == (override == "1")
+    assert bool(precision.cpu_bfloat16_units()) == (override == "1")
 
 
 def test_auto_xla_is_off_only_for_bfloat16_on_a_cpu():
