@@ -74,7 +74,8 @@ def main(_):
     task = ClassificationTask(len(processor.get_labels()), processor.is_regression,
                               glue_task=processor.name,
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
-                              max_seq_length=FLAGS.max_seq_length)
+                              max_seq_length=FLAGS.max_seq_length,
+                              label_list=processor.get_labels())
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
         FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy))
     tokenizer = files.tokenizer()

@@ -49,6 +49,10 @@ _TRAINING_STATE = {
 }
 # Tensors that are no weight: Hugging Face's position-id buffer.
 _IGNORED = {"google": [], "hf": ["embeddings.position_ids"], "tf2": []}
+# Written by the fine-tuning scripts into their output_dir: {"config": the
+# task's config.json keys (Task.hf_config), "do_lower_case": the casing}, for
+# a conversion to Hugging Face's format.
+HF_SETTINGS_FILE = "hf_settings.json"
 
 
 class CheckpointError(ValueError):
@@ -386,7 +390,37 @@ def save_google_checkpoint(prefix, encoder, heads=None):
     return prefix
 
 
-def save_hf_folder(folder, encoder, heads=None):
+def hf_config(encoder, heads=None, task_config=None):
+    """The config.json of a converted model, naming the transformers class to load.
+
+    Args:
+      encoder: The BertModel.
+      heads: Its heads, as load_weights takes them.
+      task_config: What the run's task said (Task.hf_config, from the run's
+        HF_SETTINGS_FILE): architectures, labels. Without it the
+        architecture follows from the heads (a classifier head is taken as
+        sequence classification) and labels are named LABEL_0, LABEL_1, ...
+
+    Returns:
+      A dict for config.json.
+    """
+    heads = heads or {}
+    values = encoder.config.to_hf_dict()
+    if len(heads) == 1:
+        (head,) = heads.values()
+        values["architectures"] = [head.hf_architecture]
+        num_labels = getattr(head, "num_labels", None)
+        if num_labels:
+            # transformers' own names for unnamed labels.
+            values["id2label"] = {str(i): f"LABEL_{i}" for i in range(num_labels)}
+            values["label2id"] = {f"LABEL_{i}": i for i in range(num_labels)}
+    elif heads:
+        values["architectures"] = ["BertForPreTraining"]
+    values.update(task_config or {})
+    return values
+
+
+def save_hf_folder(folder, encoder, heads=None, task_config=None):
     """Writes a Hugging Face folder: model.safetensors and config.json.
 
     With any head, encoder names get the "bert." prefix, as BertForPreTraining
@@ -396,6 +430,7 @@ def save_hf_folder(folder, encoder, heads=None):
       folder: Output folder (created).
       encoder: A BertModel.
       heads: Optional heads to include, as load_weights takes them.
+      task_config: The task's config.json keys (see hf_config).
 
     Returns:
       The folder.
@@ -419,7 +454,7 @@ def save_hf_folder(folder, encoder, heads=None):
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
     with io_utils.atomic_write(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(encoder.config.to_hf_dict(), f, indent=2, sort_keys=True)
+        json.dump(hf_config(encoder, heads, task_config), f, indent=2, sort_keys=True)
     return folder
 
 
@@ -554,11 +589,49 @@ def detect_heads(path, encoder, head_types):
     return found
 
 
+def _read_json(path):
+    """A JSON file's contents, or None when path is None."""
+    if path is None:
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _write_hf_tokenizer_files(input_path, folder, do_lower_case):
+    """Writes the tokenizer files transformers' AutoTokenizer reads beside vocab.txt.
+
+    A Hugging Face input's own files are copied. Otherwise they are written
+    for BertTokenizer with the run's casing (HF_SETTINGS_FILE), or uncased,
+    the default of every script, when the input does not say.
+    """
+    copied = [name for name in ("tokenizer_config.json", "special_tokens_map.json",
+                                "tokenizer.json") if _beside(input_path, name)]
+    for name in copied:
+        if os.path.abspath(_beside(input_path, name)) != os.path.abspath(
+                os.path.join(folder, name)):
+            shutil.copyfile(_beside(input_path, name), os.path.join(folder, name))
+    if "tokenizer_config.json" in copied:
+        return
+    if do_lower_case is None:
+        do_lower_case = True
+        logging.info("%s does not say whether its model is cased; the converted tokenizer "
+                     "lower-cases (uncased), as every script does by default", input_path)
+    special = {"unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+               "cls_token": "[CLS]", "mask_token": "[MASK]"}
+    with io_utils.atomic_write(os.path.join(folder, "tokenizer_config.json"), "w") as f:
+        json.dump({"tokenizer_class": "BertTokenizer", "do_lower_case": do_lower_case,
+                   **special}, f, indent=2, sort_keys=True)
+    with io_utils.atomic_write(os.path.join(folder, "special_tokens_map.json"), "w") as f:
+        json.dump(special, f, indent=2, sort_keys=True)
+
+
 def convert(input_path, output_path, output_format, head_types, bert_config_file=None):
     """Converts a checkpoint between formats, with every head it holds.
 
     The vocab.txt beside the input, when there is one, is copied beside the
-    output, so that the converted folder is complete.
+    output, so that the converted folder is complete. To a Hugging Face
+    folder go the tokenizer files too, and config.json names the class to
+    load and the labels, from the run's HF_SETTINGS_FILE when there is one.
 
     Args:
       input_path: A checkpoint in any format (see resolve_checkpoint_path).
@@ -581,7 +654,11 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
     encoder = BertModel(config)
     heads = detect_heads(input_path, encoder, head_types)
     report = load_weights(input_path, encoder, heads)
-    savers[output_format](output_path, encoder, heads)
+    settings = _read_json(_beside(input_path, HF_SETTINGS_FILE)) or {}
+    if output_format == "hf":
+        save_hf_folder(output_path, encoder, heads, settings.get("config"))
+    else:
+        savers[output_format](output_path, encoder, heads)
     vocab = _beside(input_path, "vocab.txt")
     if vocab:
         folder = output_path if output_format == "hf" else os.path.dirname(
@@ -589,5 +666,7 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
         target = os.path.join(folder, "vocab.txt")
         if os.path.abspath(vocab) != os.path.abspath(target):
             shutil.copyfile(vocab, target)
+        if output_format == "hf":
+            _write_hf_tokenizer_files(input_path, output_path, settings.get("do_lower_case"))
     logging.info("Wrote %s checkpoint %s", output_format, output_path)
     return report

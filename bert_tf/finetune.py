@@ -25,6 +25,7 @@ FinetuneError (a ValueError) with a message that names the flag or file.
 
 import contextlib
 import dataclasses
+import json
 import os
 import shutil
 import tempfile
@@ -285,7 +286,17 @@ def create_trainer(task, files, strategy, config):
     trainer = training.Trainer(task, files.bert_config, strategy, config)
     trainer.restore(files.init_checkpoint)
     if trainer.is_chief:
+        # The folder holds what a conversion or a later run needs besides
+        # the checkpoint: the config, the vocab, and the task's and casing's
+        # Hugging Face settings (convert_checkpoint.py --output_format=hf).
         files.bert_config.to_json_file(os.path.join(config.output_dir, "bert_config.json"))
+        vocab = os.path.join(config.output_dir, "vocab.txt")
+        if os.path.abspath(files.vocab_file) != os.path.abspath(vocab):
+            tf.io.gfile.copy(files.vocab_file, vocab, overwrite=True)
+        settings = {"config": task.hf_config(), "do_lower_case": files.do_lower_case}
+        with io_utils.atomic_write(
+                os.path.join(config.output_dir, checkpoints.HF_SETTINGS_FILE), "w") as f:
+            json.dump(settings, f, indent=2, sort_keys=True)
     return trainer
 
 

@@ -32,10 +32,13 @@ class Head(keras.layers.Layer):
       hf_copies: {Hugging Face name: name of a weight of this head} of tensors
         that Hugging Face saves twice (tied weights); written on save, and
         skipped on load.
+      hf_architecture: The transformers class of an encoder with this head
+        alone, for a converted config.json's "architectures".
     """
 
     checkpoint_key = None
     hf_copies = {}
+    hf_architecture = None
 
     @classmethod
     def weight_names(cls):
@@ -73,6 +76,7 @@ class MaskedLMHead(Head):
     # Hugging Face's decoder is tied to the word embeddings, but its bias is
     # saved a second time under the decoder's name.
     hf_copies = {"cls.predictions.decoder.bias": "output_bias"}
+    hf_architecture = "BertForMaskedLM"
 
     @classmethod
     def weight_names(cls):
@@ -146,6 +150,7 @@ class NextSentenceHead(Head):
     """
 
     checkpoint_key = "nsp"
+    hf_architecture = "BertForNextSentencePrediction"
 
     @classmethod
     def weight_names(cls):
@@ -200,6 +205,9 @@ class ClassifierHead(Head):
     """
 
     checkpoint_key = "classifier"
+    # The same weights serve token tagging (BertForTokenClassification): the
+    # run's folder says which (Task.hf_config).
+    hf_architecture = "BertForSequenceClassification"
 
     @classmethod
     def weight_names(cls):
@@ -260,6 +268,7 @@ class SpanHead(Head):
     """
 
     checkpoint_key = "squad"
+    hf_architecture = "BertForQuestionAnswering"
 
     @classmethod
     def weight_names(cls):

@@ -15,6 +15,7 @@ from bert_tf.checkpoints import CheckpointError
 from bert_tf.config import BertConfig
 from bert_tf.heads import HEAD_TYPES, ClassifierHead, MaskedLMHead, NextSentenceHead
 from bert_tf.modeling import BertModel
+from bert_tf.tasks import ClassificationTask, TaggingTask
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -251,6 +252,51 @@ def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inpu
     for a, b in zip(_outputs(encoder, heads, tiny_inputs), _outputs(*target, tiny_inputs),
                     strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_config):
+    """A fine-tuned run's folder converts to what transformers' Auto classes load."""
+    encoder = BertModel(tiny_config)
+    heads = {"classifier": ClassifierHead(tiny_config, num_labels=3)}
+    run = tmp_path / "run"
+    checkpoints.save_tf2_checkpoint(str(run / "model"), encoder, heads)
+    (run / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\n")
+    labels = ["contradiction", "entailment", "neutral"]
+    task = ClassificationTask(3, label_list=labels)
+    (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps(
+        {"config": task.hf_config(), "do_lower_case": False}))
+    checkpoints.convert(str(run / "model"), str(tmp_path / "hf"), "hf", HEAD_TYPES)
+    config = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert config["architectures"] == ["BertForSequenceClassification"]
+    assert config["id2label"] == {"0": "contradiction", "1": "entailment", "2": "neutral"}
+    assert config["label2id"]["neutral"] == 2
+    tokenizer = json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())
+    assert tokenizer["do_lower_case"] is False and tokenizer["tokenizer_class"] == "BertTokenizer"
+    assert (tmp_path / "hf" / "special_tokens_map.json").exists()
+    assert (tmp_path / "hf" / "vocab.txt").exists()
+
+    # A tagging run's folder says token classification; the weights alone cannot.
+    tags = TaggingTask(["O", "B-PER", "I-PER"])
+    (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps({"config": tags.hf_config()}))
+    checkpoints.convert(str(run / "model"), str(tmp_path / "ner"), "hf", HEAD_TYPES)
+    config = json.loads((tmp_path / "ner" / "config.json").read_text())
+    assert config["architectures"] == ["BertForTokenClassification"]
+    assert config["id2label"]["1"] == "B-PER"
+    # Casing not recorded: uncased, every script's default.
+    assert json.loads((tmp_path / "ner" / "tokenizer_config.json").read_text())[
+        "do_lower_case"] is True
+
+    # Without the run's settings: the class from the heads, transformers' label names.
+    (run / checkpoints.HF_SETTINGS_FILE).unlink()
+    checkpoints.convert(str(run / "model"), str(tmp_path / "bare"), "hf", HEAD_TYPES)
+    config = json.loads((tmp_path / "bare" / "config.json").read_text())
+    assert config["architectures"] == ["BertForSequenceClassification"]
+    assert config["id2label"] == {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"}
+    pretraining = tmp_path / "pretraining"
+    checkpoints.save_tf2_checkpoint(str(pretraining / "model"), *_pretraining_model(tiny_config))
+    checkpoints.convert(str(pretraining / "model"), str(tmp_path / "pt"), "hf", HEAD_TYPES)
+    assert json.loads((tmp_path / "pt" / "config.json").read_text())["architectures"] == [
+        "BertForPreTraining"]
 
 
 @pytest.mark.parametrize("fmt", ["hf", "google"])

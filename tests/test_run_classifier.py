@@ -297,6 +297,13 @@ def test_mnli_evaluates_and_predicts_both_matched_and_mismatched(
         assert submission[0] == ["index", "prediction"]
         assert len(submission) == len(examples) + 1
         assert {row[1] for row in submission[1:]} <= set(processor.get_labels())
+    # What convert_checkpoint.py --output_format=hf needs beside the checkpoint.
+    settings = json.loads((output_dir / "hf_settings.json").read_text())
+    assert settings["config"]["architectures"] == ["BertForSequenceClassification"]
+    assert settings["config"]["id2label"] == {str(i): label for i, label in
+                                              enumerate(processor.get_labels())}
+    assert settings["do_lower_case"] is True
+    assert (output_dir / "vocab.txt").exists()
 
 
 def test_a_failure_during_eval_leaves_no_results_file(

@@ -5,6 +5,7 @@ learns a made-up tagging set in which each word has one tag, so that a short
 training run predicts entities and the outputs can be compared.
 """
 
+import json
 import os
 import random
 import subprocess
@@ -95,6 +96,9 @@ def test_eval_results_hold_entity_scores_per_type(ner_run):
     assert "eval_f1 = " in ner_run["stdout"]
     labels = (ner_run["output"] / "label_list.txt").read_text().split()
     assert labels == ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+    config = json.loads((ner_run["output"] / "hf_settings.json").read_text())["config"]
+    assert config["architectures"] == ["BertForTokenClassification"]
+    assert [config["id2label"][str(i)] for i in range(5)] == labels
 
 
 def test_predictions_keep_the_input_lines_and_tag_every_word(ner_run):

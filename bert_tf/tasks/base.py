@@ -135,6 +135,22 @@ class Task(abc.ABC):
           {metric name: float}.
         """
 
+    def hf_config(self):
+        """What a Hugging Face config.json says of this task's model.
+
+        finetune.create_trainer writes it to the run's folder
+        (finetune.HF_SETTINGS_FILE), and `convert_checkpoint.py
+        --output_format=hf` puts it in the converted config.json, so that
+        transformers' Auto classes load the right head with the right labels.
+
+        Returns:
+          A dict of config.json keys, e.g. {"architectures":
+          ["BertForSequenceClassification"], "id2label": {...}, "label2id":
+          {...}}; empty by default (the converter then names an
+          architecture from the heads alone).
+        """
+        return {}
+
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
         """A tf.Module that serves the trained model on raw text.
 
@@ -152,3 +168,17 @@ class Task(abc.ABC):
           NotImplementedError: for a task without a raw-text export.
         """
         raise NotImplementedError(f"{type(self).__name__} has no raw-text export")
+
+
+def hf_labels(label_list):
+    """config.json's id2label and label2id of labels in id order.
+
+    Args:
+      label_list: The label strings, in id order.
+
+    Returns:
+      {"id2label": {"0": ...}, "label2id": {...}}, as transformers writes them.
+    """
+    return {"id2label": {str(i): label for i, label in enumerate(label_list)},
+            "label2id": {label: i for i, label in enumerate(label_list)}}
+

@@ -6,7 +6,7 @@ import tensorflow as tf
 from bert_tf import features as feature_contracts
 from bert_tf import glue, text_ops
 from bert_tf.heads import ClassifierHead
-from bert_tf.tasks.base import Task, encoder_inputs
+from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
 keras = tf.keras
 
@@ -22,7 +22,7 @@ class ClassificationTask(Task):
     """
 
     def __init__(self, num_labels, is_regression=False, glue_task=None, sentence_pairs=False,
-                 max_seq_length=128):
+                 max_seq_length=128, label_list=None):
         """Describes the task.
 
         Args:
@@ -33,8 +33,11 @@ class ClassificationTask(Task):
           sentence_pairs: Whether the exported model's default signature
             takes pairs.
           max_seq_length: The records' sequence length.
+          label_list: The label strings in id order, for a converted
+            checkpoint's id2label (hf_config); None: unnamed.
         """
         self.num_labels = 1 if is_regression else num_labels
+        self.label_list = None if is_regression or label_list is None else list(label_list)
         self.is_regression = is_regression
         self.glue_task = glue_task
         self.sentence_pairs = sentence_pairs
@@ -44,6 +47,15 @@ class ClassificationTask(Task):
         """run_classifier.py's records (the original's)."""
         return feature_contracts.classification_features(self.max_seq_length,
                                                          self.is_regression)
+
+    def hf_config(self):
+        """BertForSequenceClassification, with the labels' names when known."""
+        config = {"architectures": ["BertForSequenceClassification"]}
+        if self.is_regression:
+            config["problem_type"] = "regression"
+        elif self.label_list:
+            config.update(hf_labels(self.label_list))
+        return config
 
     def create_heads(self, encoder):
         """Returns {"classifier": ClassifierHead}."""

@@ -93,6 +93,10 @@ class QuestionAnsweringTask(Task):
         self.max_query_length = max_query_length
         self.verbose_logging = verbose_logging
 
+    def hf_config(self):
+        """BertForQuestionAnswering."""
+        return {"architectures": ["BertForQuestionAnswering"]}
+
     def feature_specs(self, is_training=True):
         """run_squad.py's records (the original's, plus is_real_example).
 

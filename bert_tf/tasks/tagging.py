@@ -14,7 +14,7 @@ import tensorflow as tf
 from bert_tf import conll, text_ops
 from bert_tf import features as feature_contracts
 from bert_tf.heads import ClassifierHead
-from bert_tf.tasks.base import Task, encoder_inputs
+from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
 keras = tf.keras
 
@@ -72,6 +72,10 @@ class TaggingTask(Task):
         """
         self.label_list = list(label_list)
         self.max_seq_length = max_seq_length
+
+    def hf_config(self):
+        """BertForTokenClassification, with the tags as its labels."""
+        return {"architectures": ["BertForTokenClassification"], **hf_labels(self.label_list)}
 
     def feature_specs(self):
         """run_ner.py's records (tagging_data's)."""
