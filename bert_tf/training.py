@@ -703,13 +703,13 @@ class Trainer:
                 outputs = self.task.forward(encoder, heads, features, training=False)
                 return self.task.predictions(features, outputs)
 
-            # Compiled like the gradients; the plain outer function as in
-            # _eval_step_fn.
+            # Compiled like the gradients, and called from a plain function,
+            # as in _eval_step_fn.
             replica_step = tf.function(replica_fn, jit_compile=self._jit_compile,
                                        reduce_retracing=True)
-            step = tf.function(lambda features: self.strategy.run(replica_step,
-                                                                  args=(features,)),
-                               reduce_retracing=True)
+            step = tf.function(lambda features: self.strategy.run(
+                lambda replica_features: replica_step(replica_features), args=(features,)),
+                reduce_retracing=True)
             self._predict_steps[policy] = (encoder, heads, step)
         encoder, heads, step = self._predict_steps[policy]
         if encoder is not self.encoder:
