@@ -21,7 +21,7 @@ import sys
 
 from absl import app, flags
 
-from bert_tf import cli, distribution, feature_extraction, precision, training
+from bert_tf import cli, distribution, feature_extraction, precision, xla
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -57,7 +57,7 @@ flags.DEFINE_enum(
     "multiplies them natively (TPUs, CPUs with bfloat16 matrix units, GPUs), and their "
     "features differ from float32's by up to a few 1e-2; auto picks as training does. The "
     "features are written as float32 whatever it is.")
-training.define_jit_compile_flag()
+xla.define_jit_compile_flag()
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
 flags.DEFINE_enum("output_format", "jsonl", feature_extraction.OUTPUT_FORMATS,
@@ -98,7 +98,7 @@ def main(argv):
             output_format=FLAGS.output_format, pooling=FLAGS.pooling,
             word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
             log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy,
-            jit_compile=training.parse_jit_compile(FLAGS.jit_compile))
+            jit_compile=xla.parse_jit_compile(FLAGS.jit_compile))
     except feature_extraction.ExtractionError as e:
         # One line that names the flag, or the file and line: the usage text
         # that app.UsageError prints would bury it.

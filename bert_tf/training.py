@@ -22,15 +22,12 @@ the chief writes to `output_dir`. The other workers save their checkpoints
 (TensorFlow requires every worker to take part in a save) to a temporary
 directory of their own, deleted afterwards, and resume from the chief's.
 
-Each replica computes its gradients in one tf.function, XLA-compiled by
-default (on TPU the whole step is XLA anyway) except in bfloat16 on a CPU
-(see resolve_jit_compile); applying them stays outside XLA because the
-cross-replica all-reduce of MirroredStrategy cannot be compiled. Each
-replica's share of an eval or predict step is compiled alike. Under the
-TPU's rules (tpu_rules.py: on a TPU, or with BERT_TF_TPU_RULES=1 anywhere)
-every step is compiled and every input checked for static shapes. Checkpoints
-also hold the training input's position and dropout's random state, so that
-a resumed run goes on exactly where the killed one was.
+Each replica computes its gradients in one tf.function, XLA-compiled as
+xla.resolve_jit_compile decides (always under the TPU's rules, tpu_rules.py);
+applying them stays outside XLA because the cross-replica all-reduce of
+MirroredStrategy cannot be compiled. Eval and predict steps are compiled
+alike. Checkpoints also hold the training input's position and dropout's
+random state, so that a resumed run goes on exactly where the killed one was.
 """
 
 import dataclasses
@@ -43,7 +40,16 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-from bert_tf import checkpoints, distribution, io_utils, optimization, precision, run_dir, tpu_rules
+from bert_tf import (
+    checkpoints,
+    distribution,
+    io_utils,
+    optimization,
+    precision,
+    run_dir,
+    tpu_rules,
+    xla,
+)
 from bert_tf.checkpoint_names import ENCODER
 from bert_tf.modeling import BertModel
 from bert_tf.progress import format_duration, loop_steps
@@ -136,31 +142,10 @@ def define_training_flags(flag_values=flags.FLAGS):
         "float32's in the second or third digit), or as_trained.", **fv)
     flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
                          lower_bound=1, **fv)
-    define_jit_compile_flag(flag_values)
+    xla.define_jit_compile_flag(flag_values)
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
-
-
-def define_jit_compile_flag(flag_values=flags.FLAGS):
-    """Defines --jit_compile, for the scripts that train or predict.
-
-    Args:
-      flag_values: The absl FlagValues to define it in.
-    """
-    flags.DEFINE_enum(
-        "jit_compile", "auto", ["auto", "true", "false"],
-        "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
-        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused. With "
-        "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
-        f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "
-        "on any device (every step compiled, static input shapes checked).",
-        case_sensitive=False, flag_values=flag_values)
-
-
-def parse_jit_compile(value):
-    """--jit_compile's value as resolve_jit_compile takes it: True, False or None (auto)."""
-    return {"auto": None, "true": True, "false": False}[value.lower()]
 
 
 def set_random_seed(seed):
@@ -204,30 +189,6 @@ def validate_batch_flags(f, strategy):
     return f.train_batch_size // parts
 
 
-def resolve_jit_compile(jit_compile, strategy):
-    """Whether the train step is compiled with XLA.
-
-    Args:
-      jit_compile: True, False, or None for auto: XLA, except on a CPU under
-        the bfloat16 policy, because XLA's CPU backend leaves the bfloat16
-        matrix units unused that TensorFlow's own (oneDNN) kernels use (at
-        BERT-Base on an AVX512-BF16 CPU: 2.40 seq/s with XLA, 3.80 without).
-        In float32 on a CPU XLA was faster on both CPUs measured (2.51
-        against 2.38 seq/s at BERT-Base without bfloat16 units, 2.56 against
-        2.31 with AVX512-BF16; docs/benchmarks.md), as it is on GPUs; TPUs
-        compile every step anyway.
-      strategy: The strategy the model runs under.
-
-    Returns:
-      A bool.
-    """
-    if jit_compile is not None:
-        return jit_compile
-    on_cpu = not (isinstance(strategy, tf.distribute.TPUStrategy)
-                  or tf.config.list_logical_devices("GPU"))
-    return not (on_cpu and keras.mixed_precision.global_policy().name == "mixed_bfloat16")
-
-
 @dataclasses.dataclass(frozen=True)
 class TrainingConfig:
     """How a Trainer trains: one object instead of a dozen arguments.
@@ -253,7 +214,7 @@ class TrainingConfig:
         first loop that ends this long after the last save.
       keep_checkpoint_max: How many checkpoints to keep.
       jit_compile: Compile each replica's forward and backward pass with XLA;
-        None picks by device (resolve_jit_compile).
+        None picks by device (xla.resolve_jit_compile).
     """
 
     output_dir: str
@@ -297,7 +258,7 @@ class TrainingConfig:
                   for field in dataclasses.fields(cls)
                   if field.name not in ("num_train_steps", "num_warmup_steps")}
         fields.update(num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
-        fields["jit_compile"] = parse_jit_compile(flag_values.jit_compile)
+        fields["jit_compile"] = xla.parse_jit_compile(flag_values.jit_compile)
         on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
         for secs, steps in (("log_every_secs", "iterations_per_loop"),
                             ("save_checkpoints_secs", "save_checkpoints_steps")):
@@ -395,7 +356,7 @@ class Trainer:
         # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled and
         # every input checked for static shapes, as a TPU needs.
         self.tpu_rules = tpu_rules.enforced(strategy)
-        jit_compile = self.tpu_rules or resolve_jit_compile(config.jit_compile, strategy)
+        jit_compile = self.tpu_rules or xla.resolve_jit_compile(config.jit_compile, strategy)
         logging.info("XLA for the train, eval and predict steps: %s%s",
                      "on" if jit_compile else "off",
                      " (the TPU's rules)" if self.tpu_rules

@@ -9,7 +9,16 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import checkpoints, finetune, input_pipeline, precision, progress, run_dir, training
+from bert_tf import (
+    checkpoints,
+    finetune,
+    input_pipeline,
+    precision,
+    progress,
+    run_dir,
+    training,
+    xla,
+)
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
@@ -379,11 +388,11 @@ def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, overrid
 
 def test_auto_xla_is_off_only_for_bfloat16_on_a_cpu():
     strategy = tf.distribute.get_strategy()
-    assert training.resolve_jit_compile(None, strategy) is True
+    assert xla.resolve_jit_compile(None, strategy) is True
     tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
     try:
-        assert training.resolve_jit_compile(None, strategy) is False
-        assert training.resolve_jit_compile(True, strategy) is True
+        assert xla.resolve_jit_compile(None, strategy) is False
+        assert xla.resolve_jit_compile(True, strategy) is True
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
 

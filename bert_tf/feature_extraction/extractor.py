@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, finetune, tpu_rules, training
+from bert_tf import checkpoints, finetune, tpu_rules, xla
 from bert_tf.feature_extraction.examples import (
     ExtractionError,
     convert_example,
@@ -50,7 +50,7 @@ class LayerExtractor:
             pools).
           strategy: The tf.distribute.Strategy; default: the current one.
           jit_compile: Compile each replica's forward pass with XLA; None
-            picks as training does (training.resolve_jit_compile). Under the
+            picks as training does (xla.resolve_jit_compile). Under the
             TPU's rules (tpu_rules.py) it is always compiled, and each
             batch's shapes and types are checked.
         """
@@ -61,7 +61,7 @@ class LayerExtractor:
         self._pooling = pooling
         self._strategy = strategy or tf.distribute.get_strategy()
         self._tpu_rules = tpu_rules.enforced(self._strategy)
-        jit_compile = self._tpu_rules or training.resolve_jit_compile(jit_compile,
+        jit_compile = self._tpu_rules or xla.resolve_jit_compile(jit_compile,
                                                                       self._strategy)
         self._replica_forward = tf.function(self._forward, jit_compile=jit_compile)
         logging.info("XLA for the forward pass: %s%s", "on" if jit_compile else "off",

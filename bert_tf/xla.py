@@ -1,0 +1,53 @@
+"""Whether the train, eval and predict steps are compiled with XLA (--jit_compile)."""
+
+import tensorflow as tf
+from absl import flags
+
+from bert_tf import tpu_rules
+
+keras = tf.keras
+
+
+def define_jit_compile_flag(flag_values=flags.FLAGS):
+    """Defines --jit_compile, for the scripts that train or predict.
+
+    Args:
+      flag_values: The absl FlagValues to define it in.
+    """
+    flags.DEFINE_enum(
+        "jit_compile", "auto", ["auto", "true", "false"],
+        "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
+        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused. With "
+        "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
+        f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "
+        "on any device (every step compiled, static input shapes checked).",
+        case_sensitive=False, flag_values=flag_values)
+
+
+def parse_jit_compile(value):
+    """--jit_compile's value as resolve_jit_compile takes it: True, False or None (auto)."""
+    return {"auto": None, "true": True, "false": False}[value.lower()]
+
+
+def resolve_jit_compile(jit_compile, strategy):
+    """Whether the train step is compiled with XLA.
+
+    Args:
+      jit_compile: True, False, or None for auto: XLA, except on a CPU under
+        the bfloat16 policy, because XLA's CPU backend leaves the bfloat16
+        matrix units unused that TensorFlow's own (oneDNN) kernels use (at
+        BERT-Base on an AVX512-BF16 CPU: 2.40 seq/s with XLA, 3.80 without).
+        In float32 on a CPU XLA was faster on both CPUs measured (2.51
+        against 2.38 seq/s at BERT-Base without bfloat16 units, 2.56 against
+        2.31 with AVX512-BF16; docs/benchmarks.md), as it is on GPUs; TPUs
+        compile every step anyway.
+      strategy: The strategy the model runs under.
+
+    Returns:
+      A bool.
+    """
+    if jit_compile is not None:
+        return jit_compile
+    on_cpu = not (isinstance(strategy, tf.distribute.TPUStrategy)
+                  or tf.config.list_logical_devices("GPU"))
+    return not (on_cpu and keras.mixed_precision.global_policy().name == "mixed_bfloat16")
