@@ -604,12 +604,13 @@ def _write_hf_tokenizer_files(input_path, folder, do_lower_case):
     for BertTokenizer with the run's casing (HF_SETTINGS_FILE), or uncased,
     the default of every script, when the input does not say.
     """
-    copied = [name for name in ("tokenizer_config.json", "special_tokens_map.json",
-                                "tokenizer.json") if _beside(input_path, name)]
-    for name in copied:
-        if os.path.abspath(_beside(input_path, name)) != os.path.abspath(
-                os.path.join(folder, name)):
-            shutil.copyfile(_beside(input_path, name), os.path.join(folder, name))
+    sources = {name: _beside(input_path, name) for name in
+               ("tokenizer_config.json", "special_tokens_map.json", "tokenizer.json")}
+    copied = {name: source for name, source in sources.items() if source}
+    for name, source in copied.items():
+        target = os.path.join(folder, name)
+        if os.path.abspath(source) != os.path.abspath(target):
+            shutil.copyfile(source, target)
     if "tokenizer_config.json" in copied:
         return
     if do_lower_case is None:
