@@ -75,8 +75,9 @@ flags.DEFINE_enum("word_pooling", "first", feature_extraction.WORD_POOLINGS,
                   "With --word_level: the word's first piece's vector, or its pieces' mean.")
 flags.DEFINE_integer("log_every_n_examples", 1000, "Log progress every this many examples.")
 distribution.define_tpu_flags()
-# Show the TPU flags in --help, not only --helpfull.
+# Show the TPU and XLA flags in --help, not only --helpfull.
 flags.adopt_module_key_flags(distribution)
+flags.adopt_module_key_flags(xla)
 flags.mark_flags_as_required(["input_file", "output_file", "init_checkpoint"])
 
 FLAGS = flags.FLAGS

@@ -63,6 +63,13 @@ def test_help_exits_0(script):
     assert "--" in result.stdout
 
 
+@pytest.mark.parametrize("script", ["run_pretraining.py", "run_classifier.py", "run_ner.py",
+                                    "run_squad.py", "extract_features.py"])
+def test_help_shows_jit_compile_defined_outside_the_script(script):
+    result = _run("--help", script=script)
+    assert "--jit_compile: <auto|true|false>: Compile the train" in result.stdout
+
+
 def test_a_misspelt_config_key_stops_run_classifier_in_one_line(tmp_path):
     config = {"vocab_size": 10, "hidden_size": 32, "num_hiden_layers": 2,
               "num_attention_heads": 2, "intermediate_size": 64}
