@@ -26,6 +26,7 @@ import sys
 import time
 
 from absl import app, flags
+from squad_files import answerable_only
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -52,24 +53,6 @@ flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 FLAGS = flags.FLAGS
 
 RECIPE = {"max_seq_length": 256, "batch_size": 32, "learning_rate": 1e-4, "warmup": 0.1}
-
-
-def answerable_only(path, out_path):
-    """Writes a copy of a SQuAD json with only its answerable questions; returns the count."""
-    with open(path, encoding="utf-8") as f:
-        squad = json.load(f)
-    count = 0
-    for article in squad["data"]:
-        for paragraph in article["paragraphs"]:
-            paragraph["qas"] = [qa for qa in paragraph["qas"]
-                                if not qa.get("is_impossible") and qa["answers"]]
-            for qa in paragraph["qas"]:
-                qa.pop("is_impossible", None)
-            count += len(paragraph["qas"])
-    squad["version"] = "1.1"
-    with open(out_path, "w", encoding="utf-8") as f:
-        json.dump(squad, f)
-    return count
 
 
 def model_dir():

@@ -1,0 +1,36 @@
+"""What a benchmark line records about where and how it ran."""
+
+import datetime
+import importlib.metadata
+import os
+import platform
+import sys
+
+
+def describe():
+    """The machine, the libraries, the date and the command line, for a JSON line.
+
+    Returns:
+      A dict: cpu (model name), cpu_bfloat16 (its bfloat16 flags from
+      /proc/cpuinfo, e.g. ["amx_bf16", "avx512_bf16"]; [] for none), cores,
+      tensorflow (version, or None), date (UTC, ISO) and command.
+    """
+    cpu, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    cpu = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    try:
+        tensorflow = importlib.metadata.version("tensorflow")
+    except importlib.metadata.PackageNotFoundError:
+        tensorflow = None
+    return {"cpu": cpu, "cpu_bfloat16": sorted(flags & {"amx_bf16", "avx512_bf16"}),
+            "cores": os.cpu_count(), "tensorflow": tensorflow,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+            "command": " ".join([os.path.basename(sys.executable), *sys.argv])}
