@@ -39,7 +39,35 @@ class Dropout(keras.layers.Dropout):
         seed = self.seed_generator.next()
         if seed.dtype != tf.int32:
             seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
-        return _dropout(inputs, seed, round(self.rate * _LEVELS))
+        return _dropout_saving_only_the_seed(inputs, seed, round(self.rate * _LEVELS))
+
+
+def _dropout_saving_only_the_seed(inputs, seed, threshold):
+    """_dropout, whose gradient draws the same mask again from the seed.
+
+    Dropout is linear in its input, so its gradient is the same dropout applied
+    to the incoming gradient. Drawing the mask again in the backward pass means
+    the forward pass keeps nothing for it: no mask and no random bits per
+    element. For attention probabilities that is one [batch, heads, seq, seq]
+    tensor less per layer held from the forward to the backward pass.
+
+    Args:
+      inputs: A floating-point tensor.
+      seed: int32 [2], the stateless seed.
+      threshold: A Python int in [1, 2^16): round(rate * 2^16).
+
+    Returns:
+      A tensor of the inputs' shape and dtype.
+    """
+
+    @tf.custom_gradient
+    def dropout(inputs):
+        def gradient(upstream):
+            return _dropout(upstream, seed, threshold)
+
+        return _dropout(inputs, seed, threshold), gradient
+
+    return dropout(inputs)
 
 
 # Compiled with XLA even when the caller is not: TensorFlow's CPU kernels lack

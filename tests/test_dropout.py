@@ -50,3 +50,25 @@ def test_rates_zero_and_one():
     x = tf.random.normal([10, 10])
     np.testing.assert_array_equal(Dropout(0.0)(x, training=True), x)
     np.testing.assert_array_equal(Dropout(1.0)(x, training=True), tf.zeros_like(x))
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_the_gradient_uses_the_forward_passs_mask(jit_compile):
+    layer = Dropout(0.1, seed=3)
+    x = tf.random.uniform([37, 29], 1.0, 2.0)
+    upstream = tf.random.uniform([37, 29], 1.0, 2.0)
+
+    def output_and_gradient(t):
+        with tf.GradientTape() as tape:
+            tape.watch(t)
+            y = layer(t, training=True)
+            loss = tf.reduce_sum(y * upstream)
+        return y, tape.gradient(loss, t)
+
+    y, gradient = tf.function(output_and_gradient, jit_compile=jit_compile)(x)
+    # y = x * mask * scale, so d(sum(y * upstream))/dx = upstream * mask * scale.
+    kept = y.numpy() != 0
+    assert 0 < kept.mean() < 1
+    np.testing.assert_array_equal(gradient.numpy() == 0, ~kept)
+    np.testing.assert_allclose(gradient.numpy()[kept],
+                               upstream.numpy()[kept] / (1 - DROP_PROBABILITY), rtol=1e-6)
