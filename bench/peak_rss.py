@@ -1,0 +1,222 @@
+"""Peak memory of fine-tuning: bert_tf's run_*.py scripts against their Hugging Face peers.
+
+Each run is one process started here; its peak resident memory (RSS) is the
+kernel's own count for that process (ru_maxrss from wait4), so no short peak
+falls between two samples. Every run trains for --steps updates on real data
+and then evaluates or predicts, with the same settings for both libraries:
+- classification: run_classifier.py on GLUE MRPC against
+  bench/hf_glue_finetune.py: max_seq_length 128, batch 32, full padding;
+- tagging: run_ner.py on CoNLL-2003 against bench/hf_token_classification.py:
+  max_seq_length 128, batch 32, each batch cut to its longest sentence;
+- question_answering: run_squad.py on the answerable questions of the shared
+  SQuAD files against bench/hf_squad_finetune.py: max_seq_length 256, batch
+  32, doc_stride 128, all-MiniLM-L6-v2, the workload of issue 26;
+- question_answering_base (--bert_base): the same at the original README's
+  BERT-Base settings, max_seq_length 384 and batch 12, from one randomly
+  initialized BERT-Base folder (memory does not depend on the weights' values).
+bert_tf runs as a user runs it: --mixed_precision and --jit_compile are left at
+auto unless --bert_tf_flags says otherwise; the peers run in float32.
+
+Prints one JSON line per run (workload, impl, peak_rss_mb, wall_s, and where it
+ran), then one line per workload with bert_tf's peak over the peer's.
+
+  .venv/bin/python bench/peak_rss.py --hf_python=/tmp/hfvenv/bin/python --bert_base \\
+      --out=bench/results/peak_rss-$(date +%F).jsonl
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import machine
+import minilm
+from absl import app, flags
+from squad_files import answerable_only
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")
+WORKLOADS = ("classification", "tagging", "question_answering")
+
+flags.DEFINE_list("workloads", list(WORKLOADS), "Which workloads to run.")
+flags.DEFINE_list("impls", ["bert_tf", "hf"], "Which implementations to run.")
+flags.DEFINE_bool("bert_base", False, "Also run question_answering_base: BERT-Base at "
+                  "max_seq_length 384, batch 12 (needs --hf_python to write its folder).")
+flags.DEFINE_integer("steps", 30, "Training updates per run.")
+flags.DEFINE_integer("base_steps", 4, "Training updates per question_answering_base run.")
+flags.DEFINE_string("glue_dir", os.path.join(SHARED, "glue"), "GLUE folder (holds MRPC/).")
+flags.DEFINE_string("conll_dir", os.path.join(SHARED, "conll2003"),
+                    "Folder with CoNLL-2003 train.txt and valid.txt.")
+flags.DEFINE_string("squad_train_file", os.path.join(SHARED, "squad", "train-v2.0-first10.json"),
+                    "SQuAD json to train on (its answerable questions).")
+flags.DEFINE_string("squad_predict_file", os.path.join(SHARED, "squad", "dev-v2.0-first2.json"),
+                    "SQuAD json to predict on (its answerable questions).")
+flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
+                    "Python of a venv with torch, transformers and seqeval.")
+flags.DEFINE_string("bert_tf_root", ROOT, "The checkout whose scripts run.")
+flags.DEFINE_list("bert_tf_flags", [], "Extra flags for every bert_tf script, e.g. "
+                  "--bert_tf_flags=--jit_compile=false")
+flags.DEFINE_string("work_dir", "/tmp/peak_rss", "Scratch folder.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
+FLAGS = flags.FLAGS
+
+
+def run_and_measure(command, log_path, cwd=None):
+    """Runs a command to its end; returns its peak RSS in bytes and its wall time.
+
+    Args:
+      command: The argv list.
+      log_path: Where its stdout and stderr go.
+      cwd: Its working folder.
+
+    Returns:
+      (peak_rss_bytes, wall_seconds).
+
+    Raises:
+      RuntimeError: It failed; the message ends with its log's tail.
+    """
+    with open(log_path, "w", encoding="utf-8") as log:
+        start = time.time()
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=cwd)
+        # wait4 gives this one child's own peak, where getrusage(RUSAGE_CHILDREN)
+        # would give the largest of every child so far.
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.time() - start
+    if process.returncode:
+        with open(log_path, encoding="utf-8") as f:
+            raise RuntimeError(f"{command[1]} failed:\n{f.read()[-3000:]}")
+    return usage.ru_maxrss * 1024, wall
+
+
+def count_conll_sentences(path):
+    """Sentences (blocks between blank lines, -DOCSTART- blocks left out) of a CoNLL file."""
+    count, in_sentence = 0, False
+    with open(path, encoding="utf-8") as f:
+        for line in list(f) + ["\n"]:
+            if line.strip() and not line.startswith("-DOCSTART-"):
+                in_sentence = True
+            elif not line.strip():
+                count, in_sentence = count + in_sentence, False
+    return count
+
+
+def epochs_for(steps, batch_size, num_examples):
+    """The fractional epochs whose int(num_examples * epochs / batch_size) is steps."""
+    return (steps + 0.5) * batch_size / num_examples
+
+
+def write_bert_base_folder(folder):
+    """Writes a randomly initialized BERT-Base in Hugging Face's layout, with the vocab."""
+    if os.path.isfile(os.path.join(folder, "model.safetensors")):
+        return
+    program = ("import shutil, sys\n"
+               "from transformers import BertConfig, BertForQuestionAnswering\n"
+               "BertForQuestionAnswering(BertConfig()).save_pretrained(sys.argv[1])\n"
+               "shutil.copy(sys.argv[2], sys.argv[1])\n")
+    subprocess.run([FLAGS.hf_python, "-c", program, folder, minilm.vocab_file()], check=True)
+
+
+def commands(workload, impl, scratch):
+    """The command line of one run, and its settings for the JSON line."""
+    model = minilm.model_dir()
+    bert_tf = [sys.executable]
+    if workload == "classification":
+        data_dir = os.path.join(FLAGS.glue_dir, "MRPC")
+        with open(os.path.join(data_dir, "train.tsv"), encoding="utf-8") as f:
+            num_examples = sum(1 for _ in f) - 1
+        settings = {"max_seq_length": 128, "batch_size": 32,
+                    "epochs": round(epochs_for(FLAGS.steps, 32, num_examples), 5)}
+        if impl == "bert_tf":
+            return bert_tf + [
+                os.path.join(FLAGS.bert_tf_root, "run_classifier.py"), "--task_name=MRPC",
+                "--do_train", "--do_eval", f"--data_dir={data_dir}",
+                f"--init_checkpoint={model}", "--max_seq_length=128",
+                "--train_batch_size=32", "--eval_batch_size=32",
+                f"--num_train_epochs={settings['epochs']}", f"--output_dir={scratch}",
+                *FLAGS.bert_tf_flags], settings
+        return [FLAGS.hf_python, os.path.join(HERE, "hf_glue_finetune.py"), "--task=mrpc",
+                f"--data_dir={data_dir}", f"--model_dir={model}", "--max_seq_length=128",
+                "--train_batch_size=32", "--eval_batch_size=32",
+                f"--num_train_epochs={settings['epochs']}"], settings
+    if workload == "tagging":
+        num_examples = count_conll_sentences(os.path.join(FLAGS.conll_dir, "train.txt"))
+        settings = {"max_seq_length": 128, "batch_size": 32, "dynamic_padding": True,
+                    "epochs": round(epochs_for(FLAGS.steps, 32, num_examples), 5)}
+        if impl == "bert_tf":
+            return bert_tf + [
+                os.path.join(FLAGS.bert_tf_root, "run_ner.py"), f"--data_dir={FLAGS.conll_dir}",
+                f"--init_checkpoint={model}", "--do_train", "--do_eval",
+                "--max_seq_length=128", "--train_batch_size=32", "--eval_batch_size=32",
+                f"--num_train_epochs={settings['epochs']}", "--dynamic_padding",
+                f"--output_dir={scratch}", *FLAGS.bert_tf_flags], settings
+        return [FLAGS.hf_python, os.path.join(HERE, "hf_token_classification.py"),
+                f"--train_file={os.path.join(FLAGS.conll_dir, 'train.txt')}",
+                f"--valid_file={os.path.join(FLAGS.conll_dir, 'valid.txt')}",
+                f"--model_dir={model}", "--max_seq_length=128", "--batch_size=32",
+                "--eval_batch_size=32", f"--epochs={settings['epochs']}"], settings
+    train_file = os.path.join(FLAGS.work_dir, "train-v1.1.json")
+    predict_file = os.path.join(FLAGS.work_dir, "dev-v1.1.json")
+    num_questions = answerable_only(FLAGS.squad_train_file, train_file)
+    answerable_only(FLAGS.squad_predict_file, predict_file)
+    if workload == "question_answering":
+        seq, batch, steps = 256, 32, FLAGS.steps
+    else:
+        seq, batch, steps = 384, 12, FLAGS.base_steps
+        model = os.path.join(FLAGS.work_dir, "bert_base_random")
+        write_bert_base_folder(model)
+    settings = {"max_seq_length": seq, "batch_size": batch, "doc_stride": 128,
+                "epochs": round(epochs_for(steps, batch, num_questions), 5)}
+    if impl == "bert_tf":
+        return bert_tf + [
+            os.path.join(FLAGS.bert_tf_root, "run_squad.py"), f"--init_checkpoint={model}",
+            f"--train_file={train_file}", f"--predict_file={predict_file}", "--do_train",
+            "--do_predict", f"--max_seq_length={seq}", "--doc_stride=128",
+            f"--train_batch_size={batch}", f"--predict_batch_size={batch}",
+            f"--num_train_epochs={settings['epochs']}", f"--output_dir={scratch}",
+            *FLAGS.bert_tf_flags], settings
+    return [FLAGS.hf_python, os.path.join(HERE, "hf_squad_finetune.py"),
+            f"--train_file={train_file}", f"--predict_file={predict_file}",
+            f"--model_dir={model}", f"--max_seq_length={seq}", "--overlap=128",
+            f"--batch_size={batch}", f"--updates={steps}"], settings
+
+
+def main(argv):
+    del argv
+    os.makedirs(FLAGS.work_dir, exist_ok=True)
+    where = machine.describe()
+    workloads = list(FLAGS.workloads) + (["question_answering_base"] if FLAGS.bert_base else [])
+    lines = []
+    for workload in workloads:
+        for impl in FLAGS.impls:
+            scratch = os.path.join(FLAGS.work_dir, f"{workload}_{impl}_{int(time.time())}")
+            os.makedirs(scratch)
+            command, settings = commands(workload, impl, scratch)
+            peak, wall = run_and_measure(command, os.path.join(scratch, "log.txt"),
+                                         cwd=FLAGS.bert_tf_root)
+            line = {"workload": workload, "impl": impl, "peak_rss_mb": round(peak / 2**20),
+                    "wall_s": round(wall, 1), "settings": settings,
+                    "bert_tf_flags": FLAGS.bert_tf_flags if impl == "bert_tf" else None,
+                    **where}
+            lines.append(line)
+            _emit(line)
+    peaks = {(line["workload"], line["impl"]): line["peak_rss_mb"] for line in lines}
+    for workload in workloads:
+        if (workload, "bert_tf") in peaks and (workload, "hf") in peaks:
+            _emit({"workload": workload, "summary": "bert_tf over hf",
+                   "peak_rss_ratio": round(peaks[workload, "bert_tf"] / peaks[workload, "hf"], 3),
+                   **where})
+
+
+def _emit(line):
+    """Prints a JSON line, and appends it to --out."""
+    print(json.dumps(line), flush=True)
+    if FLAGS.out:
+        with open(FLAGS.out, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")
+
+
+if __name__ == "__main__":
+    app.run(main)
