@@ -42,9 +42,8 @@ flags.mark_flags_as_required(["task_name", "output_dir"])
 
 
 def main(_):
-    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict):
-        raise app.UsageError("At least one of do_train, do_eval or do_predict must be True.")
-    if not (FLAGS.data_dir or FLAGS.tfds_name):
+    export_only = finetune.check_actions(FLAGS)
+    if not (FLAGS.data_dir or FLAGS.tfds_name or export_only):
         raise app.UsageError("Give --data_dir (GLUE .tsv files) or --tfds_name.")
     try:
         processor = glue.get_processor(FLAGS.task_name)
@@ -77,7 +76,7 @@ def main(_):
                               max_seq_length=FLAGS.max_seq_length,
                               label_list=processor.get_labels())
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy))
+        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy), trained_required=export_only)
     tokenizer = files.tokenizer()
 
     def input_fn(records_dir, split, batch_size, is_training):

@@ -80,8 +80,7 @@ def _label_list(train_sentences):
 
 
 def main(_):
-    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict):
-        raise app.UsageError("At least one of do_train, do_eval or do_predict must be True.")
+    export_only = finetune.check_actions(FLAGS)
     if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
     predict_file = FLAGS.predict_file or _split_file("test")
@@ -121,7 +120,7 @@ def main(_):
 
     task = TaggingTask(label_list, FLAGS.max_seq_length)
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy))
+        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy), trained_required=export_only)
     if trainer.is_chief and FLAGS.do_train:
         with open(os.path.join(FLAGS.output_dir, _LABEL_FILE), "w", encoding="utf-8") as f:
             f.write("".join(f"{label}\n" for label in label_list))

@@ -119,8 +119,7 @@ def _windows(examples, tokenizer, is_training):
 
 def main(_):
     predicting = FLAGS.do_predict or FLAGS.do_eval
-    if not (FLAGS.do_train or predicting):
-        raise app.UsageError("At least one of do_train, do_predict or do_eval must be True.")
+    export_only = finetune.check_actions(FLAGS)
     if FLAGS.do_train and not FLAGS.train_file:
         raise app.UsageError("--do_train needs --train_file.")
     if predicting and not FLAGS.predict_file:
@@ -152,7 +151,7 @@ def main(_):
             raise ValueError(f"{FLAGS.predict_file}: no question to predict")
 
     trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy))
+        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy), trained_required=export_only)
 
     def input_fn(path, batch_size, is_training):
         """The trainer's input function for one records file."""

@@ -1,6 +1,7 @@
 """Fine-tuning, as every task script and the notebook do it.
 
 The steps, in order (after define_finetune_flags() in the script):
+  check_actions()   refuses a run with nothing to do; tells an export-only run;
   model_files()     the pretrained model's config, vocab and casing, checked
                     against each other and against max_seq_length;
   setup()           seed, strategy, precision and batch checks, before any
@@ -75,8 +76,9 @@ def define_finetune_flags(flag_values=flags.FLAGS):
     flags.DEFINE_float(
         "warmup_proportion", 0.1, "Share of training with a linear learning-rate warmup.",
         lower_bound=0.0, upper_bound=1.0, **fv)
-    flags.DEFINE_string("export_dir", None, "Write a raw-text SavedModel here after training.",
-                        **fv)
+    flags.DEFINE_string(
+        "export_dir", None, "Write a raw-text SavedModel here, after training; alone (without "
+        "--do_train, --do_eval or --do_predict), of the run already in --output_dir.", **fv)
 
 
 # --dynamic_padding's length granularity: XLA compiles the step once per
@@ -151,6 +153,28 @@ class ModelFiles:
     def tokenizer(self):
         """A tokenization.FullTokenizer for this model."""
         return tokenization.FullTokenizer(self.vocab_file, self.do_lower_case)
+
+
+def check_actions(flag_values):
+    """Checks that a run has something to do; tells whether it only exports.
+
+    --export_dir alone exports a finished run (the newest checkpoint in
+    --output_dir, else --init_checkpoint) without training or evaluating it.
+
+    Args:
+      flag_values: The parsed flags of define_finetune_flags().
+
+    Returns:
+      True when --export_dir is the only action.
+
+    Raises:
+      FinetuneError: None of --do_train, --do_eval, --do_predict and --export_dir.
+    """
+    runs = flag_values.do_train or flag_values.do_eval or flag_values.do_predict
+    if not (runs or flag_values.export_dir):
+        raise FinetuneError("At least one of do_train, do_eval, do_predict or export_dir "
+                            "must be given.")
+    return not runs
 
 
 def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=None,
@@ -270,7 +294,7 @@ def train_steps(num_examples, train_batch_size, num_train_epochs, warmup_proport
     return num_train_steps, int(num_train_steps * warmup_proportion)
 
 
-def create_trainer(task, files, strategy, config):
+def create_trainer(task, files, strategy, config, trained_required=False):
     """A Trainer for the task, resumed from config.output_dir or initialized.
 
     Args:
@@ -278,13 +302,21 @@ def create_trainer(task, files, strategy, config):
       files: The pretrained model's ModelFiles.
       strategy: From setup().
       config: A training.TrainingConfig.
+      trained_required: Refuse to start from anything but output_dir's own
+        checkpoint (an export-only run: an export of the pretrained encoder
+        with a random head would look like a finished model).
 
     Returns:
       The restored training.Trainer.
+
+    Raises:
+      FinetuneError: trained_required, and output_dir has no checkpoint.
     """
     tf.io.gfile.makedirs(config.output_dir)
     trainer = training.Trainer(task, files.bert_config, strategy, config)
-    trainer.restore(files.init_checkpoint)
+    if trainer.restore(files.init_checkpoint) != "resumed" and trained_required:
+        raise FinetuneError(f"--export_dir alone exports the run in --output_dir, but "
+                            f"{config.output_dir} has no checkpoint: add --do_train")
     if trainer.is_chief:
         # The folder holds what a conversion or a later run needs besides
         # the checkpoint: the config, the vocab, and the task's and casing's

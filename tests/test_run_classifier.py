@@ -27,7 +27,15 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from absl import app, flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import checkpoints, classifier_data, glue, input_pipeline, run_dir, tokenization
+from bert_tf import (
+    checkpoints,
+    classifier_data,
+    finetune,
+    glue,
+    input_pipeline,
+    run_dir,
+    tokenization,
+)
 from bert_tf.config import BertConfig
 from bert_tf.modeling import BertModel
 
@@ -276,6 +284,34 @@ def run_main():
 
     yield run
     flags.FLAGS.unparse_flags()
+
+
+def test_export_dir_alone_exports_the_finished_run(mrpc_run, run_main, google_checkpoint,
+                                                  tmp_path):
+    _, data_dir, output_dir, _ = mrpc_run
+    checkpoints_before = sorted(output_dir.glob("ckpt-*"))
+    export_dir = tmp_path / "export_again"
+    # The run's own command without --do_* and --data_dir: nothing is trained or read.
+    run_main("--task_name=MRPC", f"--init_checkpoint={google_checkpoint}",
+             f"--vocab_file={VOCAB}", f"--output_dir={output_dir}", "--max_seq_length=32",
+             f"--export_dir={export_dir}")
+    assert checkpoints_before and sorted(output_dir.glob("ckpt-*")) == checkpoints_before
+    test_examples = glue.get_processor("mrpc").get_test_examples(str(data_dir))
+    outputs = tf.saved_model.load(str(export_dir)).signatures["serving_default"](
+        text_a=tf.constant([e.text_a for e in test_examples]),
+        text_b=tf.constant([e.text_b for e in test_examples]))
+    np.testing.assert_allclose(outputs["probabilities"].numpy(),
+                               np.array(read_tsv(output_dir / "test_results.tsv"), np.float64),
+                               atol=1e-5)
+    # With no trained run to export, it refuses rather than export a random head.
+    with pytest.raises(finetune.FinetuneError, match="has no checkpoint: add --do_train"):
+        run_main("--task_name=MRPC", f"--init_checkpoint={google_checkpoint}",
+                 f"--vocab_file={VOCAB}", f"--output_dir={tmp_path / 'empty'}",
+                 "--max_seq_length=32", f"--export_dir={tmp_path / 'not_written'}")
+    assert not (tmp_path / "not_written").exists()
+    with pytest.raises(finetune.FinetuneError, match="At least one of do_train"):
+        run_main("--task_name=MRPC", f"--init_checkpoint={google_checkpoint}",
+                 f"--output_dir={tmp_path / 'empty'}", "--export_dir=")
 
 
 def test_mnli_evaluates_and_predicts_both_matched_and_mismatched(
