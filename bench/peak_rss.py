@@ -112,9 +112,11 @@ def write_bert_base_folder(folder):
     """Writes a randomly initialized BERT-Base in Hugging Face's layout, with the vocab."""
     if os.path.isfile(os.path.join(folder, "model.safetensors")):
         return
+    # BertModel, with its pooler: the layout of a released encoder, which both
+    # libraries start a question-answering model from.
     program = ("import shutil, sys\n"
-               "from transformers import BertConfig, BertForQuestionAnswering\n"
-               "BertForQuestionAnswering(BertConfig()).save_pretrained(sys.argv[1])\n"
+               "from transformers import BertConfig, BertModel\n"
+               "BertModel(BertConfig()).save_pretrained(sys.argv[1])\n"
                "shutil.copy(sys.argv[2], sys.argv[1])\n")
     subprocess.run([FLAGS.hf_python, "-c", program, folder, minilm.vocab_file()], check=True)
 
