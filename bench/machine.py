@@ -1,7 +1,8 @@
-"""What a benchmark line records about where and how it ran."""
+"""Benchmark JSON lines: what each records about where and how it ran, and their output."""
 
 import datetime
 import importlib.metadata
+import json
 import os
 import platform
 import sys
@@ -34,3 +35,16 @@ def describe():
             "cores": os.cpu_count(), "tensorflow": tensorflow,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
             "command": " ".join([os.path.basename(sys.executable), *sys.argv])}
+
+
+def emit(line, out=None):
+    """Prints a JSON line, and appends it to the file out when given.
+
+    Args:
+      line: A JSON-serializable dict.
+      out: A path, or None.
+    """
+    print(json.dumps(line), flush=True)
+    if out:
+        with open(out, "a", encoding="utf-8") as f:
+            f.write(json.dumps(line) + "\n")

@@ -24,7 +24,6 @@ ran), then one line per workload with bert_tf's peak over the peer's.
       --out=bench/results/peak_rss-$(date +%F).jsonl
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -203,21 +202,14 @@ def main(argv):
                     "bert_tf_flags": FLAGS.bert_tf_flags if impl == "bert_tf" else None,
                     **where}
             lines.append(line)
-            _emit(line)
+            machine.emit(line, FLAGS.out)
     peaks = {(line["workload"], line["impl"]): line["peak_rss_mb"] for line in lines}
     for workload in workloads:
         if (workload, "bert_tf") in peaks and (workload, "hf") in peaks:
-            _emit({"workload": workload, "summary": "bert_tf over hf",
-                   "peak_rss_ratio": round(peaks[workload, "bert_tf"] / peaks[workload, "hf"], 3),
-                   **where})
-
-
-def _emit(line):
-    """Prints a JSON line, and appends it to --out."""
-    print(json.dumps(line), flush=True)
-    if FLAGS.out:
-        with open(FLAGS.out, "a", encoding="utf-8") as f:
-            f.write(json.dumps(line) + "\n")
+            machine.emit({"workload": workload, "summary": "bert_tf over hf",
+                          "peak_rss_ratio": round(
+                              peaks[workload, "bert_tf"] / peaks[workload, "hf"], 3),
+                          **where}, FLAGS.out)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import time
 
+import machine
 from absl import app, flags
 from squad_files import answerable_only
 
@@ -120,10 +121,7 @@ def main(argv):
                 int(seed), train_file, predict_file)
             line.update(train_questions=counts[0], dev_questions=counts[1],
                         date=time.strftime("%Y-%m-%d"), recipe=RECIPE)
-            print(json.dumps(line), flush=True)
-            if FLAGS.out:
-                with open(FLAGS.out, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(line) + "\n")
+            machine.emit(line, FLAGS.out)
 
 
 if __name__ == "__main__":
