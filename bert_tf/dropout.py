@@ -50,14 +50,7 @@ def _dropout_saving_only_the_seed(inputs, seed, threshold):
     the forward pass keeps nothing for it: no mask and no random bits per
     element. For attention probabilities that is one [batch, heads, seq, seq]
     tensor less per layer held from the forward to the backward pass.
-
-    Args:
-      inputs: A floating-point tensor.
-      seed: int32 [2], the stateless seed.
-      threshold: A Python int in [1, 2^16): round(rate * 2^16).
-
-    Returns:
-      A tensor of the inputs' shape and dtype.
+    Arguments and result are _dropout's.
     """
 
     @tf.custom_gradient

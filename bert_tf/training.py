@@ -143,9 +143,7 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
                          lower_bound=1, **fv)
     xla.define_jit_compile_flag(flag_values)
-    # Defined in bert_tf.xla; declared a key flag here so that the scripts'
-    # adopt_module_key_flags(training) shows it in --help.
-    flags.declare_key_flag("jit_compile", flag_values)
+    flags.declare_key_flag("jit_compile", flag_values)  # shown in the scripts' --help
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
