@@ -131,7 +131,7 @@ def main(_):
     task = QuestionAnsweringTask(
         FLAGS.max_seq_length, FLAGS.version_2_with_negative, FLAGS.n_best_size,
         FLAGS.max_answer_length, files.do_lower_case, FLAGS.null_score_diff_threshold,
-        FLAGS.max_query_length, FLAGS.verbose_logging)
+        FLAGS.max_query_length, FLAGS.verbose_logging, FLAGS.doc_stride)
     strategy = finetune.setup(FLAGS)
     tokenizer = files.tokenizer()
     num_train_steps, num_warmup_steps = 0, 0
@@ -187,7 +187,7 @@ def main(_):
             else:
                 task.write_predictions(predictions, references)
     if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length)
+        finetune.export_model(FLAGS, trainer, files)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ Each task's signatures are listed in its serving module's docstring (for
 classification: tasks/classification.py's ClassifierServingModule).
 """
 
+import json
+import os
+
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModels tokenize with)
 from absl import logging
@@ -21,8 +24,11 @@ from bert_tf import io_utils, precision
 
 keras = tf.keras
 
+# What an export says about itself: its shapes, precision and signatures.
+INFO_FILE = os.path.join("assets.extra", "bert_tf_export.json")
 
-def save_model(export_dir, module, signatures):
+
+def save_model(export_dir, module, signatures, info=None):
     """Writes a SavedModel, so that a failed export leaves no folder that looks like one.
 
     It is written to a temporary folder beside export_dir and renamed: on
@@ -33,14 +39,50 @@ def save_model(export_dir, module, signatures):
       export_dir: Destination folder; replaced if it exists.
       module: The tf.Module to save (a task's serving_module()).
       signatures: {name: tf.function} to serve.
+      info: Optional JSON-able dict, written to assets.extra/bert_tf_export.json
+        (the SavedModel folder's place for files that serving does not load).
 
     Returns:
       export_dir.
     """
     with io_utils.atomic_directory(export_dir) as tmp:
         tf.saved_model.save(module, tmp, signatures=signatures)
+        if info is not None:
+            os.makedirs(os.path.join(tmp, "assets.extra"))
+            with open(os.path.join(tmp, INFO_FILE), "w", encoding="utf-8") as f:
+                json.dump(info, f, indent=2, sort_keys=True)
     logging.info("Exported a raw-text SavedModel to %s", export_dir)
     return export_dir
+
+
+def read_info(export_dir):
+    """The bert_tf_export.json of an export: its shapes, precision and signatures.
+
+    Args:
+      export_dir: A SavedModel folder that export_task wrote.
+
+    Returns:
+      The dict, or None for a SavedModel without one (bert_tf before it, or
+      another exporter).
+    """
+    path = os.path.join(export_dir, INFO_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _signature_info(signatures):
+    """{name: {"inputs": [...], "outputs": {name: dtype}}} of the signatures to save."""
+    described = {}
+    for name, function in signatures.items():
+        concrete = function.get_concrete_function()
+        outputs = concrete.structured_outputs
+        described[name] = {
+            "inputs": [spec.name for spec in concrete.structured_input_signature[0]],
+            "outputs": {key: value.dtype.name for key, value in sorted(outputs.items())},
+        }
+    return described
 
 
 def run_signature(export_dir, signature, **texts):
@@ -65,7 +107,7 @@ def run_signature(export_dir, signature, **texts):
 
 
 def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                policy="float32"):
+                policy="float32", shapes="dynamic"):
     """Exports a trained task's raw-text SavedModel.
 
     Args:
@@ -80,6 +122,8 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
         (precision.inference_policy): "mixed_bfloat16" serves in bfloat16
         (faster on CPUs with bfloat16 units, and on TPUs), with the same
         string inputs and float32 outputs.
+      shapes: One of serving.SHAPES: "dynamic" runs each batch at its own
+        length, XLA-compiled; "static" pads every input to max_seq_length.
 
     Returns:
       export_dir.
@@ -87,5 +131,10 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
     if policy != encoder.dtype_policy.name:
         encoder, heads = precision.with_policy(task, encoder, heads, policy)
     module, signatures = task.serving_module(encoder, heads, vocab_file, do_lower_case,
-                                             max_seq_length)
-    return save_model(export_dir, module, signatures)
+                                             max_seq_length, shapes)
+    shapes_line = module.model.describe(max_seq_length)
+    logging.info("The export computes in %s, with %s", policy, shapes_line)
+    info = {"shapes": shapes, "shapes_description": shapes_line,
+            "max_seq_length": max_seq_length, "precision": policy,
+            "do_lower_case": do_lower_case, "signatures": _signature_info(signatures)}
+    return save_model(export_dir, module, signatures, info)

@@ -39,8 +39,10 @@ from bert_tf import (
     checkpoints,
     distribution,
     export,
+    input_pipeline,
     io_utils,
     precision,
+    serving,
     tokenization,
     tpu_rules,
     training,
@@ -79,11 +81,14 @@ def define_finetune_flags(flag_values=flags.FLAGS):
     flags.DEFINE_string(
         "export_dir", None, "Write a raw-text SavedModel here, after training; alone (without "
         "--do_train, --do_eval or --do_predict), of the run already in --output_dir.", **fv)
+    flags.DEFINE_enum(
+        "export_shapes", "dynamic", serving.SHAPES,
+        "dynamic: the SavedModel pads each batch only to its longest input (in steps of "
+        f"{input_pipeline.LENGTH_MULTIPLE}) and runs XLA-compiled, for CPU and GPU serving; "
+        "static: every input padded to --max_seq_length, one fixed shape, for TPU serving.",
+        **fv)
 
 
-# --dynamic_padding's length granularity: XLA compiles the step once per
-# distinct length, so at most max_seq_length / 16 times.
-PAD_MULTIPLE = 16
 # --group_by_length sorts this many batches' worth of examples at a time:
 # enough for batches of similar length, few enough to keep the order random.
 LENGTH_GROUP_BATCHES = 50
@@ -98,8 +103,8 @@ def define_padding_flags(flag_values=flags.FLAGS):
     flags.DEFINE_bool(
         "dynamic_padding", False,
         "Cut each batch's padding down to its longest example, rounded up to a multiple of "
-        f"{PAD_MULTIPLE}: the same results, faster on CPU and GPU when most examples are "
-        "much shorter than max_seq_length. Not on TPU, which needs one static shape.",
+        f"{input_pipeline.LENGTH_MULTIPLE}: the same results, faster on CPU and GPU when most "
+        "examples are much shorter than max_seq_length. Not on TPU, which needs one static shape.",
         flag_values=flag_values)
     flags.DEFINE_bool(
         "group_by_length", False,
@@ -124,7 +129,8 @@ def padding_args(flag_values):
     """
     if flag_values.group_by_length and not flag_values.dynamic_padding:
         raise FinetuneError("--group_by_length only saves work with --dynamic_padding")
-    return {"trim_to_multiple_of": PAD_MULTIPLE if flag_values.dynamic_padding else None,
+    multiple = input_pipeline.LENGTH_MULTIPLE if flag_values.dynamic_padding else None
+    return {"trim_to_multiple_of": multiple,
             "length_group_batches": (LENGTH_GROUP_BATCHES if flag_values.group_by_length
                                      else None)}
 
@@ -455,19 +461,20 @@ def write_eval_results(trainer, results):
         print(f"{key} = {results[key]}")
 
 
-def export_model(export_dir, trainer, files, max_seq_length):
+def export_model(flag_values, trainer, files):
     """Writes the task's raw-text SavedModel from the trained model.
 
     Args:
-      export_dir: Destination folder; replaced if it exists.
+      flag_values: Parsed flags: export_dir, export_shapes, max_seq_length.
       trainer: The trained Trainer.
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
-      max_seq_length: As in training.
 
     Returns:
       export_dir.
     """
-    logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference_policy)
-    return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
-                              files.vocab_file, files.do_lower_case, max_seq_length,
-                              trainer.inference_policy)
+    logging.info("Exporting to %s (computing in %s)", flag_values.export_dir,
+                 trainer.inference_policy)
+    return export.export_task(flag_values.export_dir, trainer.task, trainer.encoder,
+                              trainer.heads, files.vocab_file, files.do_lower_case,
+                              flag_values.max_seq_length, trainer.inference_policy,
+                              flag_values.export_shapes)

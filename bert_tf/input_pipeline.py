@@ -310,6 +310,12 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
             .shuffle(group_batches, seed=seed))
 
 
+# The length granularity of trimmed batches (--dynamic_padding, and the
+# dynamic-shape SavedModels of serving.py): an XLA-compiled step or model
+# meets at most max_seq_length / 16 lengths, each compiled once.
+LENGTH_MULTIPLE = 16
+
+
 def trim_padding(batch, multiple,
                  sequence_features=("input_ids", "input_mask", "segment_ids")):
     """Cuts a batch's sequences to its longest example, rounded up to `multiple`.

@@ -3,7 +3,10 @@
 The module exported is the classification task's (tasks/classification.py).
 """
 
+import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -181,3 +184,44 @@ def test_a_bfloat16_export_takes_and_gives_the_same_types_and_close_values(tmp_p
                        True, SEQ)
     served = tf.saved_model.load(export_dir).signatures["single"](text_a=tf.constant(TEXTS_A))
     np.testing.assert_allclose(served["probabilities"].numpy(), outputs["float32"], atol=1e-6)
+
+
+def test_export_says_which_shapes_it_wrote(exported, tmp_path):
+    encoder, head, export_dir = exported
+    info = export.read_info(export_dir)
+    assert info["shapes"] == "dynamic" and info["precision"] == "float32"
+    assert info["max_seq_length"] == SEQ and "XLA" in info["shapes_description"]
+    assert info["signatures"]["pair"]["inputs"] == ["text_a", "text_b"]
+    assert info["signatures"]["single"]["outputs"] == {"predictions": "int64",
+                                                       "probabilities": "float32"}
+    static_dir = str(tmp_path / "static")
+    export.export_task(static_dir, ClassificationTask(3), encoder, {"classifier": head},
+                       VOCAB, True, SEQ, shapes="static")
+    assert export.read_info(static_dir)["shapes"] == "static"
+    assert export.read_info(str(tmp_path)) is None
+
+
+# Run in a fresh Python: the export needs TensorFlow and tensorflow_text only.
+FRESH_PYTHON = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text
+model = tf.saved_model.load(sys.argv[1])
+outputs = model.signatures["pair"](text_a=tf.constant(json.loads(sys.argv[2])),
+                                   text_b=tf.constant(json.loads(sys.argv[3])))
+assert not [name for name in sys.modules if name.startswith("bert_tf")]
+print(json.dumps(outputs["probabilities"].numpy().tolist()))
+"""
+
+
+def test_export_loads_in_a_python_with_only_tensorflow_and_tensorflow_text(exported,
+                                                                              tmp_path):
+    encoder, head, export_dir = exported
+    result = subprocess.run(
+        [sys.executable, "-c", FRESH_PYTHON, export_dir, json.dumps(TEXTS_A),
+         json.dumps(TEXTS_B)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    served = np.array(json.loads(result.stdout.strip().splitlines()[-1]))
+    expected = _python_path(encoder, head, TEXTS_A, TEXTS_B, False)
+    np.testing.assert_allclose(served, expected, atol=1e-5)

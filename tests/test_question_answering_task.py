@@ -5,6 +5,7 @@ scoring on hand-made logits, and the serving module's offsets (with a stub
 encoder and head, so that the answer is known).
 """
 
+import dataclasses
 import json
 import os
 
@@ -267,13 +268,95 @@ def test_serving_answer_is_the_contexts_own_text_at_character_offsets():
     assert got[2] == ("great rivers", 4, 16, True)
 
 
-def test_serving_cuts_a_long_context_to_one_window():
+def test_serving_reads_a_long_context_through_its_windows():
     module = _serving("first", "first")
-    # [CLS] 2 question pieces [SEP] leave 11 context pieces and one [SEP].
+    # [CLS] 2 question pieces [SEP] leave 11 context pieces and one [SEP] in
+    # a window: "first" is in the second window.
     context = "the " * 11 + "first"
     (text, start, end, found), = _answers(module, ["what first"], [context])
-    # "first" is past the window: the answer is another span of the context.
-    assert found and text != "first" and context[start:end] == text
+    assert (text, start, end, found) == ("first", context.index("first"), len(context), True)
+
+
+# Plain lower-case words of the vocab: their words and pieces are the same
+# in run_squad.py's reading (split on whitespace) and in the served graph's.
+WORDS = ("the man went to the store and bought a gallon of milk he said that it was not "
+         "to be and that the man of the house was in it").split()
+
+
+def _long_contexts(seed):
+    """Questions, and contexts of 3 to 40 words (1 to 9 windows below)."""
+    rng = np.random.default_rng(seed)
+    questions = [" ".join(rng.choice(WORDS, size=rng.integers(1, 7))) for _ in range(6)]
+    contexts = [" ".join(rng.choice(WORDS, size=n)) for n in (3, 12, 25, 40, 17, 33)]
+    return questions, contexts
+
+
+def _windows_answers(encoder, head, questions, contexts, max_seq_length, doc_stride,
+                     max_query_length, max_answer_length):
+    """Each question's best span as run_squad.py's windows give it, by brute force.
+
+    Returns:
+      [(answer text, score, null score)]: the best start + end logit over
+      every window's allowed spans (start at a max-context piece), and the
+      lowest position-0 score over the windows.
+    """
+    tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
+    examples = [squad.SquadExample(qas_id=str(i), question_text=q, context_text=c,
+                                   doc_tokens=c.split(), char_to_word_offset=[],
+                                   orig_answer_text=None, start_position=None,
+                                   end_position=None, is_impossible=False, answers=[])
+                for i, (q, c) in enumerate(zip(questions, contexts, strict=True))]
+    features, _ = squad.convert_examples_to_features(
+        examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training=False)
+    inputs = {name: np.array([getattr(f, name) for f in features], np.int32)
+              for name in ("input_ids", "input_mask", "segment_ids")}
+    start_logits, end_logits = [t.numpy() for t in head(encoder(inputs)["sequence_output"])]
+    best = {}
+    for f, starts, ends in zip(features, start_logits, end_logits, strict=True):
+        doc_tokens = examples[f.example_index].doc_tokens
+        text, score, null = best.get(f.example_index, ("", -np.inf, np.inf))
+        null = min(null, starts[0] + ends[0])
+        for s in f.token_to_orig_map:
+            for e in f.token_to_orig_map:
+                if f.token_is_max_context[s] and 0 <= e - s < max_answer_length:
+                    if starts[s] + ends[e] > score:
+                        score = starts[s] + ends[e]
+                        text = " ".join(doc_tokens[f.token_to_orig_map[s]:
+                                                   f.token_to_orig_map[e] + 1])
+        best[f.example_index] = (text, score, null)
+    # Several windows a question: the test would mean little otherwise.
+    assert len(features) > 2 * len(examples)
+    return [best[i] for i in range(len(examples))]
+
+
+@pytest.mark.parametrize("shapes", ["dynamic", "static"])
+def test_serving_answers_as_run_squads_windows_do(tiny_config, shapes):
+    tf.keras.utils.set_random_seed(3)
+    # Wide weights, so that spans score clearly apart.
+    config = dataclasses.replace(tiny_config, vocab_size=len(tokenization.load_vocab(VOCAB)),
+                                 initializer_range=0.5)
+    encoder, heads = _span_model(config)
+    questions, contexts = _long_contexts(seed=4)
+    max_seq_length, doc_stride = 16, 5
+    expected = _windows_answers(encoder, heads["squad"], questions, contexts, max_seq_length,
+                                doc_stride, max_query_length=4, max_answer_length=3)
+    for version_2 in (False, True):
+        module = question_answering.QuestionAnsweringServingModule(
+            encoder, heads["squad"], VOCAB, True, max_seq_length, max_query_length=4,
+            max_answer_length=3, version_2_with_negative=version_2, doc_stride=doc_stride,
+            shapes=shapes)
+        out = module.answer(tf.constant(questions), tf.constant(contexts))
+        for i, (text, score, null) in enumerate(expected):
+            answers = not version_2 or null - score <= 0.0
+            assert bool(out["has_answer"][i]) == answers
+            served = out["answer_text"][i].numpy().decode()
+            assert served == (text if answers else "")
+            # Within float32 rounding: scores near 8 here, computed in another order.
+            np.testing.assert_allclose(float(out["score"][i]), score if answers else null,
+                                       rtol=2e-6, atol=1e-5)
+            if answers:
+                assert contexts[i][int(out["answer_start"][i]):
+                                   int(out["answer_end"][i])] == text
 
 
 def test_serving_v2_model_abstains_when_the_null_score_wins():

@@ -151,7 +151,8 @@ class Task(abc.ABC):
         """
         return {}
 
-    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
+                       shapes="dynamic"):
         """A tf.Module that serves the trained model on raw text.
 
         Args:
@@ -160,9 +161,11 @@ class Task(abc.ABC):
           vocab_file: The vocab it was trained with.
           do_lower_case: As in training.
           max_seq_length: As in training.
+          shapes: One of serving.SHAPES.
 
         Returns:
-          (module, {signature name: tf.function}) for export.save_model.
+          (module, {signature name: tf.function}) for export.save_model. The
+          module runs its encoder through a serving.ServedModel, its `model`.
 
         Raises:
           NotImplementedError: for a task without a raw-text export.

@@ -4,7 +4,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import features as feature_contracts
-from bert_tf import glue, text_ops
+from bert_tf import glue, serving, text_ops
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
@@ -119,10 +119,11 @@ class ClassificationTask(Task):
         return glue.evaluation_metrics(self.glue_task, predictions["predictions"],
                                        np.asarray(references), self.is_regression)
 
-    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
+                       shapes="dynamic"):
         """A ClassifierServingModule with "single", "pair" and "serving_default"."""
         module = ClassifierServingModule(encoder, heads[_CLASSIFIER], vocab_file, do_lower_case,
-                                         max_seq_length, self.is_regression)
+                                         max_seq_length, self.is_regression, shapes)
         signatures = {"single": module.single, "pair": module.pair,
                       "serving_default": module.pair if self.sentence_pairs else module.single}
         return module, signatures
@@ -141,7 +142,7 @@ class ClassifierServingModule(tf.Module):
     """
 
     def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
-                 is_regression=False):
+                 is_regression=False, shapes="dynamic"):
         """Wraps a trained encoder and head.
 
         Args:
@@ -151,6 +152,7 @@ class ClassifierServingModule(tf.Module):
           do_lower_case: As in training.
           max_seq_length: As in training.
           is_regression: Whether the head outputs a score (STS-B).
+          shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_classifier")
         self.encoder = encoder
@@ -158,13 +160,17 @@ class ClassifierServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
+        self.model = serving.ServedModel(self._logits, shapes)
         self.is_regression = is_regression
+
+    def _logits(self, features):
+        """Packed inputs -> {"logits": [batch, num_labels]}."""
+        pooled = self.encoder(features, training=False)["pooled_output"]
+        return {"logits": self.classifier_head(pooled, training=False)}
 
     def _classify(self, segments):
         """Tokenized segments -> the output dict."""
-        features = self.packer(*segments)
-        pooled = self.encoder(features, training=False)["pooled_output"]
-        logits = self.classifier_head(pooled, training=False)
+        logits = self.model(self.packer(*segments))["logits"]
         if self.is_regression:
             return {"probabilities": logits, "predictions": logits[:, 0]}
         probabilities = tf.nn.softmax(logits, axis=-1)

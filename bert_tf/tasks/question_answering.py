@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import features as feature_contracts
-from bert_tf import squad, text_ops
+from bert_tf import serving, squad, text_ops
 from bert_tf.heads import SpanHead
 from bert_tf.tasks.base import Task, encoder_inputs
 
@@ -60,7 +60,7 @@ class QuestionAnsweringTask(Task):
 
     def __init__(self, max_seq_length=384, version_2_with_negative=False, n_best_size=20,
                  max_answer_length=30, do_lower_case=True, null_score_diff_threshold=0.0,
-                 max_query_length=64, verbose_logging=False):
+                 max_query_length=64, verbose_logging=False, doc_stride=128):
         """Describes the task.
 
         Args:
@@ -75,6 +75,8 @@ class QuestionAnsweringTask(Task):
           max_query_length: Question pieces kept (the exported model's).
           verbose_logging: Log why a predicted answer could not be mapped
             back onto the context.
+          doc_stride: Context pieces between the starts of the exported
+            model's consecutive windows (run_squad.py's --doc_stride).
 
         Raises:
           ValueError: for lengths that leave no room for an answer.
@@ -92,6 +94,7 @@ class QuestionAnsweringTask(Task):
         self.null_score_diff_threshold = null_score_diff_threshold
         self.max_query_length = max_query_length
         self.verbose_logging = verbose_logging
+        self.doc_stride = doc_stride
 
     def hf_config(self):
         """BertForQuestionAnswering."""
@@ -236,18 +239,21 @@ class QuestionAnsweringTask(Task):
             return squad.evaluate(references.dataset, answers, na_probs=null_odds)
         return squad.evaluate_v1(squad.answerable_questions(references.dataset), answers)
 
-    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
+                       shapes="dynamic"):
         """A QuestionAnsweringServingModule whose "serving_default" takes
         questions and contexts."""
         module = QuestionAnsweringServingModule(
             encoder, heads[_SPAN], vocab_file, do_lower_case, max_seq_length,
             max_query_length=self.max_query_length, max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
-            null_score_diff_threshold=self.null_score_diff_threshold)
+            null_score_diff_threshold=self.null_score_diff_threshold,
+            doc_stride=self.doc_stride, shapes=shapes)
         return module, {"serving_default": module.answer}
 
 
-def best_spans(start_logits, end_logits, context_start, context_length, max_answer_length):
+def best_spans(start_logits, end_logits, context_start, context_length, max_answer_length,
+               start_allowed=None):
     """The best answer span of each window: start <= end, both in the context.
 
     Every (start, end) pair is scored, start_logit + end_logit, so this
@@ -260,11 +266,13 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
         context piece.
       context_length: int64 [batch], its number of context pieces.
       max_answer_length: The most pieces an answer spans.
+      start_allowed: Optional bool [batch, seq]: the columns an answer may
+        start at (a window's max-context pieces); None: every context column.
 
     Returns:
       (start, end, score, found): int64 [batch] columns (end inclusive),
-      float32 [batch] scores and bool [batch], False where the context is
-      empty (start, end and score are then 0).
+      float32 [batch] scores and bool [batch], False where no span is
+      allowed (start, end and score are then 0).
     """
     seq = tf.shape(start_logits, out_type=tf.int64)[1]
     column = tf.range(seq)
@@ -272,28 +280,105 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
     # [batch, seq]
     in_context = ((column[tf.newaxis, :] >= context_start[:, tf.newaxis])
                   & (column[tf.newaxis, :] < context_end[:, tf.newaxis]))
+    starts = in_context if start_allowed is None else in_context & start_allowed
     # [seq (start), seq (end)]: end - start.
     span_length = column[tf.newaxis, :] - column[:, tf.newaxis]
     # [batch, start, end]
-    valid = (in_context[:, :, tf.newaxis] & in_context[:, tf.newaxis, :]
+    valid = (starts[:, :, tf.newaxis] & in_context[:, tf.newaxis, :]
              & ((span_length >= 0) & (span_length < max_answer_length))[tf.newaxis])
     scores = start_logits[:, :, tf.newaxis] + end_logits[:, tf.newaxis, :]
     scores = tf.reshape(tf.where(valid, scores, -np.inf), [tf.shape(scores)[0], -1])
     best = tf.argmax(scores, axis=1)
-    found = context_length > 0
+    found = tf.reduce_any(starts, axis=1)
     zero = tf.zeros_like(best)
     return (tf.where(found, best // seq, zero), tf.where(found, best % seq, zero),
             tf.where(found, tf.reduce_max(scores, axis=1), 0.0), found)
 
 
+def context_windows(question_length, context_length, max_seq_length, doc_stride):
+    """The original's sliding windows over each context, as run_squad.py cuts them.
+
+    Each window holds the question and as many context pieces as then fit
+    in max_seq_length; windows start doc_stride pieces apart (at most a
+    window's length), and the last one reaches the context's end. An empty
+    context gets one empty window.
+
+    Args:
+      question_length: int64 [batch], each question's pieces (already cut
+        to max_query_length).
+      context_length: int64 [batch], each context's pieces.
+      max_seq_length: The windows' length, [CLS] and [SEP]s included.
+      doc_stride: Context pieces between consecutive windows' starts.
+
+    Returns:
+      (question, start, length): int64 [windows] each: the question (row of
+      the batch) a window belongs to, and its first context piece and
+      number of context pieces; a question's windows are consecutive.
+    """
+    # [batch]: the context pieces a window holds, and how far windows move.
+    budget = max_seq_length - 3 - question_length
+    stride = tf.minimum(tf.constant(doc_stride, tf.int64), budget)
+    # The k-th window ends the context when k * stride + budget reaches it.
+    beyond_first = tf.maximum(context_length - budget, 0)
+    num_windows = 1 + (beyond_first + stride - 1) // stride
+    question = tf.repeat(tf.range(tf.size(num_windows, out_type=tf.int64)), num_windows)
+    start = tf.ragged.range(num_windows).flat_values * tf.gather(stride, question)
+    length = tf.minimum(tf.gather(budget, question), tf.gather(context_length, question) - start)
+    return question, start, length
+
+
+def max_context_starts(window_question, window_start, window_length, context_offset,
+                       context_start, num_pieces, seq):
+    """Which columns of each window may start an answer: the max-context rule.
+
+    A context piece in several windows is scored only in the one where it
+    has the most context: the larger min(pieces left of it, pieces right of
+    it), plus 0.01 per piece of window length, the earliest window winning
+    a tie (squad/windows.py's check_is_max_context, for all windows at once).
+
+    Args:
+      window_question: int64 [windows], each window's question.
+      window_start, window_length: int64 [windows], its context pieces.
+      context_offset: int64 [batch], where each question's context pieces
+        begin among the batch's flat pieces.
+      context_start: int64 [windows], the column of each window's first
+        context piece.
+      num_pieces: The batch's context pieces, all questions together.
+      seq: The windows' number of columns.
+
+    Returns:
+      bool [windows, seq].
+    """
+    # [windows, seq]: each column's place among its window's context pieces.
+    place = tf.range(seq)[tf.newaxis, :] - context_start[:, tf.newaxis]
+    length = window_length[:, tf.newaxis]
+    in_context = (place >= 0) & (place < length)
+    # The piece among the batch's flat pieces; columns outside the context
+    # go to a spare segment, num_pieces.
+    piece_offset = tf.gather(context_offset, window_question) + window_start
+    piece = tf.where(in_context, piece_offset[:, tf.newaxis] + place, num_pieces)
+    # 100 x the original's score, in integers, so that ties are exact.
+    score = 100 * tf.minimum(place, length - 1 - place) + length
+    score = tf.where(in_context, score, -1)
+    best_score = tf.math.unsorted_segment_max(score, piece, num_pieces + 1)
+    is_best = in_context & tf.equal(score, tf.gather(best_score, piece))
+    window = tf.broadcast_to(tf.range(tf.size(window_start, out_type=tf.int64))[:, tf.newaxis],
+                             tf.shape(piece))
+    first_best = tf.math.unsorted_segment_min(
+        tf.where(is_best, window, tf.int64.max), piece, num_pieces + 1)
+    return is_best & tf.equal(window, tf.gather(first_best, piece))
+
+
 class QuestionAnsweringServingModule(tf.Module):
     """Answers questions about raw contexts, with the answer's character offsets.
 
-    One window per question: [CLS] question [SEP] context [SEP], the question
-    cut to max_query_length pieces and the context to what then fits in
-    max_seq_length. A context longer than that is cut, and its later text
-    cannot be the answer (run_squad.py's windows cover the whole context;
-    here, split a long context and ask each part).
+    Each context is read through the original's sliding windows, as
+    run_squad.py's --do_predict reads it: [CLS] question [SEP] context piece
+    [SEP], the question cut to max_query_length pieces, windows of as many
+    context pieces as fit in max_seq_length starting doc_stride pieces
+    apart, so a long context is read whole. A piece is scored only in the
+    window where it has the most context, and the answer is the best span
+    over all of a question's windows.
 
     The context is split into words where basic tokenization splits it (on
     whitespace, with each punctuation mark a word of its own), each word into
@@ -307,15 +392,16 @@ class QuestionAnsweringServingModule(tf.Module):
       answer_start, answer_end [batch] int64: character offsets in the
         context (end exclusive), in Unicode code points; -1 when no answer,
       score [batch] float32: the answer's start + end logit; without an
-        answer, 0 for an empty context, else the null score (position 0's
-        start + end logit) that made a SQuAD 2.0 model abstain,
+        answer, 0 for an empty context, else the null score (the lowest
+        over the windows of position 0's start + end logit) that made a
+        SQuAD 2.0 model abstain,
       has_answer [batch] bool: False for an empty context, or when a SQuAD 2.0
         model's null score beats the span's by more than the threshold.
     """
 
     def __init__(self, encoder, head, vocab_file, do_lower_case, max_seq_length,
                  max_query_length=64, max_answer_length=30, version_2_with_negative=False,
-                 null_score_diff_threshold=0.0):
+                 null_score_diff_threshold=0.0, doc_stride=128, shapes="dynamic"):
         """Wraps a trained encoder and head.
 
         Args:
@@ -328,6 +414,8 @@ class QuestionAnsweringServingModule(tf.Module):
           max_answer_length: The longest answer, in pieces.
           version_2_with_negative: Whether the model may answer "no answer".
           null_score_diff_threshold: As QuestionAnsweringTask's.
+          doc_stride: Context pieces between the starts of windows.
+          shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_question_answering")
         self.encoder = encoder
@@ -335,11 +423,19 @@ class QuestionAnsweringServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
                                           self.tokenizer.vocab["[SEP]"])
+        self.model = serving.ServedModel(self._logits, shapes)
         self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length
         self.max_answer_length = max_answer_length
         self.version_2_with_negative = version_2_with_negative
         self.null_score_diff_threshold = null_score_diff_threshold
+        self.doc_stride = doc_stride
+
+    def _logits(self, features):
+        """Packed windows -> {"start_logits", "end_logits"} [windows, seq]."""
+        sequence = self.encoder(features, training=False)["sequence_output"]
+        start_logits, end_logits = self.head(sequence)
+        return {"start_logits": start_logits, "end_logits": end_logits}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="question"),
                                   tf.TensorSpec([None], tf.string, name="context")])
@@ -358,39 +454,63 @@ class QuestionAnsweringServingModule(tf.Module):
         # [batch, (pieces)]
         question_pieces = self.tokenizer.tokenize(question)[:, :self.max_query_length]
         question_length = question_pieces.row_lengths()
-        # The context keeps what fits beside the question, as the first of the
-        # original's windows; the packer then cuts nothing.
-        budget = self.max_seq_length - 3 - question_length
-        in_budget = tf.ragged.range(context_pieces.row_lengths()) < budget[:, tf.newaxis]
-        context_kept = tf.ragged.boolean_mask(context_pieces, in_budget)
-        packed = self.packer(question_pieces, context_kept)
-        # [batch, seq, hidden]
-        sequence = self.encoder(packed, training=False)["sequence_output"]
-        start_logits, end_logits = self.head(sequence)
+        # [windows] each
+        window_question, window_start, window_length = context_windows(
+            question_length, context_pieces.row_lengths(), self.max_seq_length,
+            self.doc_stride)
+        context_offset = context_pieces.row_starts()
+        # [windows, (pieces)]: each window's context pieces; they fit beside
+        # the question, so the packer cuts nothing.
+        piece_offset = tf.gather(context_offset, window_question) + window_start
+        window_pieces = tf.gather(
+            context_pieces.flat_values,
+            tf.ragged.range(piece_offset, piece_offset + window_length))
+        logits = self.model(self.packer(tf.gather(question_pieces, window_question),
+                                        window_pieces))
+        start_logits, end_logits = logits["start_logits"], logits["end_logits"]
 
-        context_start = question_length + 2
-        start, end, score, has_answer = best_spans(
-            start_logits, end_logits, context_start, context_kept.row_lengths(),
-            self.max_answer_length)
+        # [windows]
+        context_start = tf.gather(question_length, window_question) + 2
+        allowed = max_context_starts(
+            window_question, window_start, window_length, context_offset, context_start,
+            tf.size(context_pieces.flat_values, out_type=tf.int64),
+            tf.shape(start_logits, out_type=tf.int64)[1])
+        start, end, score, found = best_spans(start_logits, end_logits, context_start,
+                                              window_length, self.max_answer_length, allowed)
+        # Each question's best window: the highest score among those that found a span.
+        num_questions = tf.shape(question, out_type=tf.int64)[0]
+        score = tf.where(found, score, -np.inf)
+        best_score = tf.math.unsorted_segment_max(score, window_question, num_questions)
+        window = tf.range(tf.size(window_question, out_type=tf.int64))
+        is_best = found & tf.equal(score, tf.gather(best_score, window_question))
+        best = tf.math.unsorted_segment_min(tf.where(is_best, window, tf.int64.max),
+                                            window_question, num_questions)
+        has_answer = tf.math.unsorted_segment_max(tf.cast(found, tf.int32), window_question,
+                                                  num_questions) > 0
+        # A question always has a window; one that found nothing points at 0.
+        best = tf.where(has_answer, best, 0)
+        score = tf.where(has_answer, tf.gather(score, best), 0.0)
         if self.version_2_with_negative:
-            null_score = start_logits[:, 0] + end_logits[:, 0]
+            null_score = tf.math.unsorted_segment_min(
+                start_logits[:, 0] + end_logits[:, 0], window_question, num_questions)
             answerable = null_score - score <= self.null_score_diff_threshold
             score = tf.where(has_answer & ~answerable, null_score, score)
             has_answer &= answerable
 
-        # Columns -> the context's pieces -> their words -> byte offsets. Each
-        # table gets one spare entry, so that a batch without a single piece
-        # still gathers (at index 0, for rows without an answer).
+        # Columns of the best window -> the batch's flat pieces -> their words
+        # -> byte offsets. Each table gets one spare entry, so that a batch
+        # without a single piece still gathers (at index 0, for rows without
+        # an answer).
         def gather(values, indices):
             return tf.gather(tf.concat([values, tf.zeros([1], values.dtype)], 0),
                              tf.where(has_answer, indices, 0))
 
-        row_start = context_pieces.row_starts()
+        first_piece = gather(piece_offset, best) - gather(context_start, best)
         piece_words = pieces.value_rowids()
         byte_start = gather(byte_starts.flat_values,
-                            gather(piece_words, row_start + start - context_start))
+                            gather(piece_words, first_piece + gather(start, best)))
         byte_end = gather(byte_ends.flat_values,
-                          gather(piece_words, row_start + end - context_start))
+                          gather(piece_words, first_piece + gather(end, best)))
         text = tf.strings.substr(context, byte_start, byte_end - byte_start)
         # Byte offsets to code point offsets: the length of the text before them.
         char_start = tf.cast(tf.strings.length(

@@ -11,7 +11,7 @@ uses too), so a Hugging Face token-classification checkpoint loads as is.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import conll, text_ops
+from bert_tf import conll, serving, text_ops
 from bert_tf import features as feature_contracts
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
@@ -159,10 +159,11 @@ class TaggingTask(Task):
                                      / max(np.sum(predictions["label_weights"]), 1.0))
         return metrics
 
-    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length):
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
+                       shapes="dynamic"):
         """A TaggerServingModule whose "serving_default" takes raw sentences."""
         module = TaggerServingModule(encoder, heads[_CLASSIFIER], self.label_list, vocab_file,
-                                     do_lower_case, max_seq_length)
+                                     do_lower_case, max_seq_length, shapes)
         return module, {"serving_default": module.tag}
 
 
@@ -186,7 +187,8 @@ class TaggerServingModule(tf.Module):
       num_entities [batch] int64.
     """
 
-    def __init__(self, encoder, head, label_list, vocab_file, do_lower_case, max_seq_length):
+    def __init__(self, encoder, head, label_list, vocab_file, do_lower_case, max_seq_length,
+                 shapes="dynamic"):
         """Wraps a trained encoder and head.
 
         Args:
@@ -196,10 +198,12 @@ class TaggerServingModule(tf.Module):
           vocab_file: The vocab the model was trained with.
           do_lower_case: As in training.
           max_seq_length: As in training.
+          shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_tagger")
         self.encoder = encoder
         self.head = head
+        self.model = serving.ServedModel(self._probabilities, shapes)
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.cls_id = self.tokenizer.vocab["[CLS]"]
         self.sep_id = self.tokenizer.vocab["[SEP]"]
@@ -212,6 +216,11 @@ class TaggerServingModule(tf.Module):
         # Per tag id: its entity type ("" for O) and whether it opens an entity.
         self.tag_types = tf.constant(types)
         self.tag_begins = tf.constant(begins)
+
+    def _probabilities(self, features):
+        """Packed inputs -> {"probabilities": [batch, seq, num_tags]}."""
+        sequence = self.encoder(features, training=False)["sequence_output"]
+        return {"probabilities": tf.nn.softmax(self.head(sequence, training=False), axis=-1)}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text")])
     def tag(self, text):
@@ -231,9 +240,8 @@ class TaggerServingModule(tf.Module):
                                          num_segments=words.nrows()))
         packed = text_ops.BertPacker(self.max_seq_length, self.cls_id, self.sep_id)(
             sentence_pieces)
-        sequence = self.encoder(packed, training=False)["sequence_output"]
         # [batch, seq, num_tags]
-        probabilities = tf.nn.softmax(self.head(sequence, training=False), axis=-1)
+        probabilities = self.model(packed)["probabilities"]
 
         # The position of each word's first piece in its packed sentence:
         # [CLS], then the pieces of the words before it in the same sentence.

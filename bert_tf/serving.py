@@ -1,0 +1,68 @@
+"""How a raw-text SavedModel runs its encoder: on each batch's own length, or on one shape.
+
+Every task's serving module (Task.serving_module) tokenizes and packs raw
+text in the graph, runs the encoder and its heads through a ServedModel, and
+turns their outputs into answers. The export's shapes (--export_shapes)
+decide how the ServedModel runs:
+
+  dynamic (the default): each batch is cut to its longest input, rounded up
+    to a multiple of input_pipeline.LENGTH_MULTIPLE, and the encoder and heads
+    run XLA-compiled. A batch of short sentences then costs what its tokens
+    cost, not what max_seq_length would. The outputs are the padded
+    computation's: attention never looks at padding. XLA compiles once for
+    each (batch size, length) a serving process meets; that first call
+    pauses for the compilation.
+  static: every input is padded to max_seq_length and runs without XLA: the
+    single fixed shape that TPU serving, or a server that needs fixed
+    shapes, wants. (The exports of earlier bert_tf versions were these.)
+"""
+
+import tensorflow as tf
+
+from bert_tf.input_pipeline import LENGTH_MULTIPLE, trim_padding
+
+SHAPES = ("dynamic", "static")
+
+
+class ServedModel:
+    """A trained encoder and its heads, run at an export's shapes."""
+
+    def __init__(self, model_function, shapes):
+        """Wraps the model's forward pass.
+
+        Args:
+          model_function: {input_ids, input_mask, segment_ids} int32 [batch,
+            seq] -> a dict of the encoder's and heads' outputs, computed
+            without dropout. It must accept any seq up to max_seq_length.
+          shapes: One of SHAPES.
+
+        Raises:
+          ValueError: for shapes not in SHAPES.
+        """
+        if shapes not in SHAPES:
+            raise ValueError(f"unknown export shapes {shapes!r}; known: {', '.join(SHAPES)}")
+        self.shapes = shapes
+        self._model_function = tf.function(model_function, jit_compile=shapes == "dynamic")
+
+    def __call__(self, packed):
+        """Runs the model on a packed batch.
+
+        Args:
+          packed: text_ops.BertPacker's int32 [batch, max_seq_length] inputs.
+
+        Returns:
+          model_function's outputs. Dynamic shapes cut their sequence axis to
+          the batch's length (at most max_seq_length); every real token is
+          within it.
+        """
+        if self.shapes == "dynamic":
+            packed = trim_padding(packed, LENGTH_MULTIPLE)
+        return self._model_function(packed)
+
+    def describe(self, max_seq_length):
+        """One line on the export's shapes, for the log and the export's info file."""
+        if self.shapes == "static":
+            return f"static shapes: every input padded to max_seq_length={max_seq_length}"
+        return (f"dynamic shapes: each batch padded to its longest input, in steps of "
+                f"{LENGTH_MULTIPLE} up to max_seq_length={max_seq_length}; XLA-compiled once "
+                "per (batch size, length)")
