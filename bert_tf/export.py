@@ -86,11 +86,9 @@ def _signature_info(signatures):
 
 
 def run_signature(export_dir, signature, **texts):
-    """Loads a raw-text SavedModel and runs one of its signatures on strings.
+    """Loads a raw-text SavedModel and runs one of its signatures on strings, once.
 
-    What predict_text.py and predict_entities.py do; they import no
-    TensorFlow themselves, so that bert_tf sets up the TPU runtime first
-    (tpu_runtime.py).
+    run_batches, for a single batch.
 
     Args:
       export_dir: The SavedModel folder.
@@ -100,10 +98,8 @@ def run_signature(export_dir, signature, **texts):
     Returns:
       {output name: numpy array}.
     """
-    model = tf.saved_model.load(export_dir)
-    outputs = model.signatures[signature](
-        **{name: tf.constant(values, tf.string) for name, values in texts.items()})
-    return {name: value.numpy() for name, value in outputs.items()}
+    ((_, outputs),) = run_batches(export_dir, signature, [texts])
+    return outputs
 
 
 def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max_seq_length,
@@ -138,3 +134,30 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
             "max_seq_length": max_seq_length, "precision": policy,
             "do_lower_case": do_lower_case, "signatures": _signature_info(signatures)}
     return save_model(export_dir, module, signatures, info)
+
+
+def run_batches(export_dir, signature, batches):
+    """Loads a raw-text SavedModel once and runs one of its signatures on each batch.
+
+    What predict_text.py and predict_entities.py do; they import no
+    TensorFlow themselves, so that bert_tf sets up the TPU runtime first
+    (tpu_runtime.py). The model is loaded before the first batch is taken,
+    and each batch only once the previous one's outputs have been used, so
+    that batches may be read lazily (from stdin, as they come).
+
+    Args:
+      export_dir: The SavedModel folder.
+      signature: The signature's name ("single", "pair", "serving_default").
+      batches: An iterable of the signature's inputs: {input name: list of
+        str}, the lists of one batch the same length.
+
+    Yields:
+      (inputs, outputs) for each batch in order: the batch as given, and
+      {output name: numpy array}.
+    """
+    model = tf.saved_model.load(export_dir)
+    function = model.signatures[signature]
+    for texts in batches:
+        outputs = function(**{name: tf.constant(values, tf.string)
+                              for name, values in texts.items()})
+        yield texts, {name: value.numpy() for name, value in outputs.items()}

@@ -13,6 +13,7 @@ at once.
 
 import contextlib
 import os
+import sys
 import uuid
 
 import tensorflow as tf
@@ -66,6 +67,25 @@ def atomic_write(path, mode="w"):
       The writable file.
     """
     with atomic_path(path) as temporary, tf.io.gfile.GFile(temporary, mode) as f:
+        yield f
+
+
+@contextlib.contextmanager
+def atomic_write_or_stdout(path):
+    """atomic_write(path), or stdout (left open) when path is None.
+
+    For scripts whose --output_file defaults to printing.
+
+    Args:
+      path: The final file, or None.
+
+    Yields:
+      The writable text file.
+    """
+    if path is None:
+        yield sys.stdout
+        return
+    with atomic_write(path) as f:
         yield f
 
 

@@ -68,10 +68,12 @@ def google_checkpoint(encoder, tmp_path_factory):
     return checkpoints.save_google_checkpoint(str(folder / "bert_model.ckpt"), encoder)
 
 
-def run_script(script, *flag_args):
-    """Runs a script of the repository with flags; returns the CompletedProcess."""
+def run_script(script, *flag_args, stdin=None):
+    """Runs a script of the repository with flags (and stdin's text); returns the
+    CompletedProcess."""
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *flag_args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+                          cwd=ROOT, input=stdin, capture_output=True, text=True, timeout=300,
+                          check=False)
 
 
 def copy_task(name, tmp_path):
@@ -218,20 +220,67 @@ def test_two_workers_write_once_and_predict_everything(google_checkpoint, tmp_pa
     assert read_tsv(workers / "MRPC.tsv") == read_tsv(single / "MRPC.tsv")
 
 
-def test_predict_text_classifies_pairs_with_the_export(mrpc_run):
+def test_predict_text_classifies_pairs_with_the_export(mrpc_run, tmp_path):
     _, data_dir, output_dir, export_dir = mrpc_run
     test_examples = glue.get_processor("mrpc").get_test_examples(str(data_dir))
-    sentences = [text for e in test_examples for text in (e.text_a, e.text_b)]
-    result = run_script("predict_text.py", f"--export_dir={export_dir}", "--pair", *sentences)
+    # The test set, then its pairs swapped and the first again: 5 pairs.
+    pairs = [(e.text_a, e.text_b) for e in test_examples]
+    pairs += [(b, a) for a, b in pairs] + pairs[:1]
+    result = run_script("predict_text.py", f"--export_dir={export_dir}", "--pair",
+                        *[text for pair in pairs for text in pair])
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line.split("\t") for line in result.stdout.splitlines()]
     expected = np.array(read_tsv(output_dir / "test_results.tsv"), np.float64)
-    assert len(lines) == len(test_examples)
+    assert len(lines) == len(pairs) and lines[-1] == lines[0]
     for (prediction, probabilities, shown), example, row in zip(
-            lines, test_examples, expected, strict=True):
+            lines[:len(test_examples)], test_examples, expected, strict=True):
         assert int(prediction) == row.argmax()
         assert [float(p) for p in probabilities.split()] == pytest.approx(row, abs=1e-3)
         assert shown == f"{example.text_a} ||| {example.text_b}"
+
+    # The same pairs from a file, in batches of 2: the same lines, in a file.
+    input_file, output_file = tmp_path / "pairs.tsv", tmp_path / "labels.tsv"
+    input_file.write_text("".join(f"{a}\t{b}\n" for a, b in pairs), encoding="utf-8")
+    from_file = run_script("predict_text.py", f"--export_dir={export_dir}", "--pair",
+                           f"--input_file={input_file}", "--batch_size=2",
+                           f"--output_file={output_file}")
+    assert from_file.returncode == 0, from_file.stderr[-3000:]
+    assert from_file.stdout == ""
+    assert output_file.read_text(encoding="utf-8") == result.stdout
+    assert "5/5 lines in " in from_file.stderr
+    assert no_temporary_files(tmp_path)
+
+
+def test_predict_text_reads_stdin_and_warns_once_about_empty_lines(mrpc_run):
+    result = run_script("predict_text.py", f"--export_dir={mrpc_run[3]}", "--input_file=-",
+                        "--batch_size=2", stdin="A tab\tand \x1b[31mred\n\nfine\n \n")
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [shown for _, _, shown in lines] == ["A tab\\tand \\x1b[31mred", "", "fine", " "]
+    assert lines[1][:2] == lines[3][:2]
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == ["predict_text.py: warning: <stdin>: 2 lines with an empty text, the "
+                        "first line 2; their predictions reflect no text"]
+    assert "4 lines in " in result.stderr
+
+
+@pytest.mark.parametrize("source", ["file", "stdin"])
+def test_a_pair_line_without_one_tab_is_one_line_and_writes_nothing(mrpc_run, tmp_path,
+                                                                     source):
+    # On stdin the bad line comes after a batch was labelled and written.
+    text = "He said yes.\tHe agreed.\n" * 3 + "no tab here\n"
+    input_file, output_file = tmp_path / "pairs.tsv", tmp_path / "labels.tsv"
+    input_file.write_text(text, encoding="utf-8")
+    flag, name, stdin = ((input_file, input_file, None) if source == "file"
+                         else ("-", "<stdin>", text))
+    result = run_script("predict_text.py", f"--export_dir={mrpc_run[3]}", "--pair",
+                        f"--input_file={flag}", "--batch_size=2", f"--output_file={output_file}",
+                        stdin=stdin)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"predict_text.py: error: {name}:4: a pair's line is text_a<TAB>text_b, but this one "
+        "has 0 tabs")
+    assert not output_file.exists() and no_temporary_files(tmp_path)
 
 
 def test_predict_text_escapes_what_would_break_its_line(mrpc_run):

@@ -50,9 +50,9 @@ def _write(path, sentences, layout):
             f.write("\n")
 
 
-def run_script(script, *args):
+def run_script(script, *args, stdin=None):
     return subprocess.run([sys.executable, os.path.join(ROOT, script), *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, check=False)
+                          input=stdin, capture_output=True, text=True, timeout=600, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -137,13 +137,24 @@ def test_exported_model_finds_the_entities_of_raw_text(ner_run):
 
 
 def test_predict_entities_prints_one_escaped_line_per_entity(ner_run):
-    result = run_script("predict_entities.py", f"--export_dir={ner_run['export']}",
-                        "he and the his first", "the\tof")
+    sentences = ["he and the his first", "the\tof", "", "he and the his first"]
+    result = run_script("predict_entities.py", f"--export_dir={ner_run['export']}", *sentences)
     assert result.returncode == 0, result.stderr[-2000:]
     lines = result.stdout.splitlines()
-    assert [line.split("\t")[:4] for line in lines] == [["0", "PER", "0", "2"],
-                                                        ["0", "LOC", "11", "20"]]
+    assert [line.split("\t")[:4] for line in lines] == [
+        ["0", "PER", "0", "2"], ["0", "LOC", "11", "20"],
+        ["3", "PER", "0", "2"], ["3", "LOC", "11", "20"]]
     assert lines[1].split("\t")[5] == "his first"
+    assert "predict_entities.py: warning: argument 3 is empty" in result.stderr
+
+    # The same sentences on stdin, in batches of 3: the same lines, numbered across batches.
+    from_stdin = run_script("predict_entities.py", f"--export_dir={ner_run['export']}",
+                            "--input_file=-", "--batch_size=3",
+                            stdin="".join(f"{sentence}\n" for sentence in sentences))
+    assert from_stdin.returncode == 0, from_stdin.stderr[-2000:]
+    assert from_stdin.stdout == result.stdout
+    assert ("predict_entities.py: warning: <stdin>: 1 line with an empty text, the first "
+            "line 3" in from_stdin.stderr)
 
 
 @pytest.mark.parametrize("case", ["no tag", "unknown tag"])
