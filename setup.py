@@ -16,7 +16,7 @@ setup(
     packages=find_packages(include=["bert_tf", "bert_tf.*"]),
     install_requires=[
         # 2.20 is the newest TPU build (tensorflow-tpu); 2.21 the newest release. CI runs
-        # the suite on both. On a TPU, install with tools/install_tpu.sh instead: pip
+        # the suite on both. On a TPU, install with install_tpu.sh instead: pip
         # cannot satisfy "tensorflow" with the tensorflow-tpu distribution.
         "tensorflow>=2.20,<2.22",
         "tensorflow-text>=2.20,<2.22",

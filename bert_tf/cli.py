@@ -1,6 +1,6 @@
 """How every script starts and fails: `cli.run(main)` instead of absl's `app.run(main)`.
 
-Two things differ from absl:
+Three things differ from absl:
 
 - A bad input ends in one line on stderr, `<script>: error: <message>`, and
   exit status 1: the message names the file, line, flag or variable, as

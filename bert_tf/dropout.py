@@ -1,13 +1,14 @@
 """Dropout with a cheaper random mask.
 
 BERT applies dropout to every attention-probability matrix and after every
-sublayer: at BERT-Tiny scale, Keras's Dropout took about 10% of a training
-step on the CPU, most of it generating one float32 uniform number per
-element. This layer draws 32 random bits per two elements instead and keeps
-an element when its 16 bits are at or above round(rate * 2^16). That moves
-the drop probability by less than 1e-5 from `rate` (0.100006 for 0.1), and
-the survivors are scaled by the exact inverse of the keep probability, so
-the expected output still equals the input. Everything else, including the
+sublayer, and Keras's Dropout generates one float32 uniform number per
+element for it: a share of a CPU training step worth cutting at small scale
+(docs/benchmarks.md, "Pretraining speed"). This layer draws 32 random bits
+per two elements instead and keeps an element when its 16 bits are at or
+above round(rate * 2^16). That moves the drop probability by less than 1e-5
+from `rate` (0.100006 for 0.1), and the survivors are scaled by the exact
+inverse of the keep probability, so the expected output still equals the
+input. Everything else, including the
 seeding through a keras.random.SeedGenerator (whose state training.Trainer checkpoints),
 is keras.layers.Dropout's.
 """

@@ -253,8 +253,8 @@ def setup(flag_values, static_shapes=True):
     Args:
       flag_values: Parsed flags of training.define_training_flags and
         distribution.define_tpu_flags.
-      static_shapes: False when batches vary in shape (run_classifier's
-        --dynamic_padding), which a TPU cannot run (nor any device under
+      static_shapes: False when batches vary in shape (--dynamic_padding,
+        in every script that defines it), which a TPU cannot run (nor any device under
         BERT_TF_TPU_RULES=1, see tpu_rules.py).
 
     Returns:

@@ -1,12 +1,14 @@
-"""Task heads on top of BertModel: masked LM, next sentence, classifier.
+"""Task heads on top of BertModel: masked LM, next sentence, classifier, span.
 
 Each head keeps the original's weight shapes and declares its own names in
 the three checkpoint formats (Head.weight_names), so checkpoints.py loads,
-saves and converts it without a table of its own: a new head is one new
-class here, and no edit anywhere else. Heads return float32 logits under any
-mixed-precision policy, because the losses need the full range. (Inside
-call() Keras hands out variables in the compute dtype, hence the explicit
-float32 casts of the biases.)
+saves and converts it without a table of its own. A new head is one new
+class plus one more edit: adding the class to HEAD_TYPES at the end of this
+module, the heads convert_checkpoint.py looks for in a checkpoint. Loading
+and saving in a run need only the task's create_heads(). Heads return
+float32 logits under any mixed-precision policy, because the losses need
+the full range. (Inside call() Keras hands out variables in the compute
+dtype, hence the explicit float32 casts of the biases.)
 """
 
 import tensorflow as tf
@@ -316,5 +318,5 @@ class SpanHead(Head):
 
 
 # Every head bert_tf defines: what convert_checkpoint.py looks for in a
-# checkpoint. A new head class is added here, beside its definition.
+# checkpoint. Not filled in by itself: a new head class must be added here.
 HEAD_TYPES = (MaskedLMHead, NextSentenceHead, ClassifierHead, SpanHead)

@@ -233,8 +233,9 @@ def finetuning_dataset(input_patterns, batch_size, is_training, features, input_
     is shuffled on its own and then the next begins, as Hugging Face's
     sampler draws a permutation per epoch. (Shuffling a repeated stream
     instead would mix the epochs in the buffer: on SQuAD, where the buffer
-    holds two epochs, 2 epochs of updates saw 9% of the windows never and 20%
-    three times or more. The original's buffer of 100 records avoided that by
+    holds two epochs, 2 epochs of updates never saw some windows and saw
+    others three times or more; docs/benchmarks.md, "SQuAD fine-tuning
+    quality", has the counts. The original's buffer of 100 records avoided that by
     keeping nearly the file order.) With more records than the buffer holds,
     each epoch is shuffled within the buffer's reach. Evaluation and
     prediction read the records once, in order, so that predictions line up
@@ -284,8 +285,8 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
     Takes group_batches * batch_size records at a time, sorts them by length
     and cuts them into group_batches batches, then shuffles the batches (as
     Hugging Face's group_by_length does). With trim_padding, short batches
-    then cost little: on SST-2 they hold a third of the padded tokens of
-    random batches, and fine-tuning ran 1.9x faster on a CPU.
+    then cost little (SST-2's figures: docs/benchmarks.md, "Fine-tuning
+    quality: GLUE dev sets").
     Which examples share a batch is no longer uniformly random, so results
     can differ a little from the original's recipe.
 

@@ -140,9 +140,9 @@ class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     decay_after_warmup=True gives Hugging Face's linear schedule instead: the
     decay runs from the peak at the end of warmup, learning_rate *
-    (num_train_steps - step) / (num_train_steps - num_warmup_steps). In short
-    fine-tuning runs the higher rate is worth about 1 F1 on SQuAD with
-    MiniLM (docs/benchmarks.md, "SQuAD fine-tuning quality").
+    (num_train_steps - step) / (num_train_steps - num_warmup_steps). What the
+    higher rate is worth in a short fine-tuning run was measured on SQuAD
+    with MiniLM: docs/benchmarks.md, "SQuAD fine-tuning quality".
 
     Args:
       learning_rate: The peak learning rate (the original's init_lr).
@@ -229,8 +229,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
     thousand updates. Pretraining's long runs and warmup hide most of this,
     but fine-tuning lasts a few hundred to a few thousand updates. On CoLA
     (801 updates, three seeds each) the corrected update's mean MCC was
-    0.035 above the original's (0.278 vs 0.243, standard deviations 0.019
-    and 0.035; docs/benchmarks.md): consistent with the harm Mosbach et al.
+    higher (the figures: docs/benchmarks.md, "Fine-tuning quality: GLUE dev
+    sets"): consistent with the harm Mosbach et al.
     ("On the Stability of Fine-tuning BERT", 2021) found on small GLUE
     tasks, though three seeds do not establish it. bias_correction=False
     restores the original's update.

@@ -35,12 +35,10 @@ def resolve_jit_compile(jit_compile, strategy):
     Args:
       jit_compile: True, False, or None for auto: XLA, except on a CPU under
         the bfloat16 policy, because XLA's CPU backend leaves the bfloat16
-        matrix units unused that TensorFlow's own (oneDNN) kernels use (at
-        BERT-Base on an AVX512-BF16 CPU: 2.40 seq/s with XLA, 3.80 without).
-        In float32 on a CPU XLA was faster on both CPUs measured (2.51
-        against 2.38 seq/s at BERT-Base without bfloat16 units, 2.56 against
-        2.31 with AVX512-BF16; docs/benchmarks.md), as it is on GPUs; TPUs
-        compile every step anyway.
+        matrix units unused that TensorFlow's own (oneDNN) kernels use. In
+        float32 on a CPU, and on GPUs, auto compiles; TPUs compile every step
+        anyway. The measurements behind this choice are in
+        docs/benchmarks.md, "`--jit_compile=auto`: the figures behind it".
       strategy: The strategy the model runs under.
 
     Returns:
