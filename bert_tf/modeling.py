@@ -174,7 +174,7 @@ class SelfAttention(keras.layers.Layer):
         """[batch, seq, hidden] -> [batch, seq, heads, head_size]."""
         return tf.reshape(x, [-1, tf.shape(x)[1], self.num_heads, self.head_size])
 
-    def call(self, hidden_states, input_mask, training=None):
+    def call(self, hidden_states, input_mask, training=None, first_token_only=False):
         """Attends every position to every unmasked position.
 
         Args:
@@ -183,11 +183,15 @@ class SelfAttention(keras.layers.Layer):
             (An int mask, not a float bias, because Keras would cast a float
             argument to the 16-bit compute dtype.)
           training: Whether attention dropout is active.
+          first_token_only: Attend from the first position only (it still
+            attends to every position).
 
         Returns:
-          The context vectors, [batch, seq, hidden].
+          The context vectors, [batch, seq, hidden] ([batch, 1, hidden] for
+          first_token_only).
         """
-        query = self._split_heads(self.query(hidden_states))
+        queries_from = hidden_states[:, :1] if first_token_only else hidden_states
+        query = self._split_heads(self.query(queries_from))
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
         # Scale before the matmul so that 16-bit scores do not overflow.
@@ -235,20 +239,23 @@ class TransformerBlock(keras.layers.Layer):
         output = layer_norm(tf.cast(residual, tf.float32) + tf.cast(update, tf.float32))
         return tf.cast(output, self.compute_dtype)
 
-    def call(self, hidden_states, input_mask, training=None):
+    def call(self, hidden_states, input_mask, training=None, first_token_only=False):
         """Runs attention and feed-forward, each with a residual and LayerNorm.
 
         Args:
           hidden_states: [batch, seq, hidden].
           input_mask: int32 [batch, seq], 1 for real tokens, 0 for padding.
           training: Whether dropout is active.
+          first_token_only: Compute the output at the first position only.
 
         Returns:
-          [batch, seq, hidden].
+          [batch, seq, hidden] ([batch, 1, hidden] for first_token_only).
         """
-        context = self.attention(hidden_states, input_mask, training=training)
+        context = self.attention(hidden_states, input_mask, training=training,
+                                 first_token_only=first_token_only)
         update = self.dropout(self.attention_output(context), training=training)
-        attention_output = self._add_and_norm(self.attention_layer_norm, hidden_states, update)
+        residual = hidden_states[:, :1] if first_token_only else hidden_states
+        attention_output = self._add_and_norm(self.attention_layer_norm, residual, update)
         # [batch, seq, intermediate]
         intermediate = self.intermediate(attention_output)
         update = self.dropout(self.output_dense(intermediate), training=training)
@@ -320,13 +327,18 @@ class BertModel(keras.Model):
         """Returns the word-embedding variable [vocab, hidden], for a tied MLM head."""
         return self.embeddings.word_embeddings
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, pooled_only=False):
         """Encodes a batch.
 
         Args:
           inputs: A dict with int32 [batch, seq] `input_ids`, and optionally
             `input_mask` and `segment_ids`.
           training: Whether dropout is active.
+          pooled_only: Compute what pooled_output needs and no more: the last
+            block at the first ([CLS]) position only, which saves most of
+            that block's work (a classifier's serving does this). The
+            sequence_output, and the last of encoder_outputs, are then
+            [batch, 1, hidden].
 
         Returns:
           The dict described in the class docstring.
@@ -347,8 +359,10 @@ class BertModel(keras.Model):
         embedding_output = self.embeddings(input_ids, segment_ids, training=training)
         hidden_states = embedding_output
         encoder_outputs = []
-        for layer in self.encoder_layers:
-            hidden_states = layer(hidden_states, input_mask, training=training)
+        layers = self.encoder_layers
+        for i, layer in enumerate(layers):
+            hidden_states = layer(hidden_states, input_mask, training=training,
+                                  first_token_only=pooled_only and i == len(layers) - 1)
             encoder_outputs.append(hidden_states)
         # [batch, hidden]: the [CLS] token summarises the sequence.
         pooled_output = self.pooler(hidden_states[:, 0, :])

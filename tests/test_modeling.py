@@ -49,6 +49,20 @@ def test_padding_does_not_leak_into_real_positions(tiny_config, tiny_inputs):
     assert not np.allclose(out[~real], out2[~real])
 
 
+def test_pooled_only_computes_the_last_block_at_the_first_position_alone(tiny_config,
+                                                                          tiny_inputs):
+    model = BertModel(tiny_config)
+    full = model(tiny_inputs)
+    pooled_only = model(tiny_inputs, pooled_only=True)
+    np.testing.assert_allclose(pooled_only["pooled_output"], full["pooled_output"], atol=1e-6)
+    assert pooled_only["sequence_output"].shape == (3, 1, tiny_config.hidden_size)
+    np.testing.assert_allclose(pooled_only["sequence_output"], full["sequence_output"][:, :1],
+                               atol=1e-6)
+    # The blocks before the last still run at every position.
+    np.testing.assert_allclose(pooled_only["encoder_outputs"][-2], full["encoder_outputs"][-2],
+                               atol=1e-6)
+
+
 def test_dropout_only_in_training(tiny_config, tiny_inputs):
     model = BertModel(tiny_config)
     eval1 = model(tiny_inputs, training=False)["sequence_output"]

@@ -165,7 +165,7 @@ class ClassifierServingModule(tf.Module):
 
     def _logits(self, features):
         """Packed inputs -> {"logits": [batch, num_labels]}."""
-        pooled = self.encoder(features, training=False)["pooled_output"]
+        pooled = self.encoder(features, training=False, pooled_only=True)["pooled_output"]
         return {"logits": self.classifier_head(pooled, training=False)}
 
     def _classify(self, segments):
