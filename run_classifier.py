@@ -120,7 +120,8 @@ def main(_):
                     os.path.join(FLAGS.output_dir, processor.submission_file(split)),
                     processor.name, splits[split], predictions["predictions"])
     if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS, trainer, files)
+        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
+                              FLAGS.export_shapes)
 
 
 if __name__ == "__main__":

@@ -160,7 +160,8 @@ def main(_):
                     os.path.join(FLAGS.output_dir, f"{stem}_predictions.txt"), sentences,
                     [[label_list[i] for i in ids] for ids in tag_ids], predict_file)
     if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS, trainer, files)
+        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
+                              FLAGS.export_shapes)
 
 
 if __name__ == "__main__":

@@ -187,7 +187,8 @@ def main(_):
             else:
                 task.write_predictions(predictions, references)
     if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS, trainer, files)
+        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
+                              FLAGS.export_shapes)
 
 
 if __name__ == "__main__":

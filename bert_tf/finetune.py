@@ -461,20 +461,20 @@ def write_eval_results(trainer, results):
         print(f"{key} = {results[key]}")
 
 
-def export_model(flag_values, trainer, files):
+def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     """Writes the task's raw-text SavedModel from the trained model.
 
     Args:
-      flag_values: Parsed flags: export_dir, export_shapes, max_seq_length.
+      export_dir: Destination folder; replaced if it exists.
       trainer: The trained Trainer.
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
+      max_seq_length: As in training.
+      shapes: One of serving.SHAPES (--export_shapes).
 
     Returns:
       export_dir.
     """
-    logging.info("Exporting to %s (computing in %s)", flag_values.export_dir,
-                 trainer.inference_policy)
-    return export.export_task(flag_values.export_dir, trainer.task, trainer.encoder,
-                              trainer.heads, files.vocab_file, files.do_lower_case,
-                              flag_values.max_seq_length, trainer.inference_policy,
-                              flag_values.export_shapes)
+    logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference_policy)
+    return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
+                              files.vocab_file, files.do_lower_case, max_seq_length,
+                              trainer.inference_policy, shapes)
