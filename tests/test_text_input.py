@@ -42,7 +42,7 @@ def test_a_file_is_counted_and_read_line_by_line(tmp_path, capsys, caplog):
     path.write_bytes("\ufeffone\ttwo\r\n\tfour\nfive\tsix\n\t\nnine\tten".encode())
     texts = text_input.TextInput([], str(path), names=PAIR)
     assert texts.total == 5
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="absl"):
         batches = list(texts.batches(2))
     assert batches == [{"text_a": ["one", ""], "text_b": ["two", "four"]},
                        {"text_a": ["five", ""], "text_b": ["six", ""]},
@@ -80,7 +80,7 @@ def test_stdin_is_read_as_its_batches_are_asked_for(monkeypatch):
 def test_progress_logs_every_interval_and_at_the_end(caplog):
     now = [100.0]
     progress = text_input.Progress(1000, interval=10, clock=lambda: now[0])
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.INFO, logger="absl"):
         for _ in range(8):
             now[0] += 4
             progress.update(100)
