@@ -16,6 +16,7 @@ TensorFlow's parsing spec.
 """
 
 import dataclasses
+import math
 
 INT64 = "int64"
 FLOAT32 = "float32"
@@ -23,17 +24,32 @@ FLOAT32 = "float32"
 
 @dataclasses.dataclass(frozen=True)
 class FeatureSpec:
-    """One fixed-length feature of a tf.train.Example.
+    """One fixed-shape feature of a tf.train.Example.
 
     Attributes:
       name: the feature's key in the Example.
-      length: how many values every record holds.
+      length: the last axis: tokens for a sequence feature, else values.
       dtype: INT64 (an Int64List) or FLOAT32 (a FloatList).
+      leading_shape: axes before length, e.g. (num_choices,) for the
+        [choices, seq] input_ids of a multiple-choice record; () for most.
+        The Example stores the values flat, row after row; the reader gives
+        each record back its shape.
     """
 
     name: str
     length: int
     dtype: str
+    leading_shape: tuple = ()
+
+    @property
+    def shape(self):
+        """The feature's shape in one record: (*leading_shape, length)."""
+        return (*self.leading_shape, self.length)
+
+    @property
+    def size(self):
+        """How many values one record stores."""
+        return math.prod(self.shape)
 
 
 def pretraining_features(max_seq_length, max_predictions_per_seq):
@@ -159,3 +175,27 @@ def squad_features(max_seq_length, is_training):
         specs += [FeatureSpec("start_positions", 1, INT64), FeatureSpec("end_positions", 1, INT64)]
     specs.append(FeatureSpec("is_real_example", 1, INT64))
     return tuple(specs)
+
+
+def multiple_choice_features(num_choices, max_seq_length):
+    """The features of a multiple-choice record: one question, num_choices sequences.
+
+    Args:
+      num_choices: The sequences of a record, [CLS] context [SEP] ending [SEP]
+        each.
+      max_seq_length: Tokens per sequence, [CLS] and [SEP]s included.
+
+    Returns:
+      A tuple of FeatureSpec:
+        input_ids, input_mask, segment_ids: [num_choices, max_seq_length] int64;
+        label_ids: [1] int64, the right choice;
+        is_real_example: [1] int64, 0 for padding records.
+    """
+    choices = (num_choices,)
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64, choices),
+        FeatureSpec("input_mask", max_seq_length, INT64, choices),
+        FeatureSpec("segment_ids", max_seq_length, INT64, choices),
+        FeatureSpec("label_ids", 1, INT64),
+        FeatureSpec("is_real_example", 1, INT64),
+    )

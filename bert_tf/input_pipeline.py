@@ -19,7 +19,7 @@ def parsing_spec(features):
     Returns:
       A dict from feature name to tf.io.FixedLenFeature.
     """
-    return {f.name: tf.io.FixedLenFeature([f.length], tf.as_dtype(f.dtype))
+    return {f.name: tf.io.FixedLenFeature(list(f.shape), tf.as_dtype(f.dtype))
             for f in features}
 
 
@@ -301,7 +301,7 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
       A tf.data.Dataset of parsed batches of batch_size.
     """
     def sort_by_length(group):
-        order = tf.argsort(tf.reduce_sum(group["input_mask"], axis=1), stable=True)
+        order = tf.argsort(longest_sequences(group["input_mask"]), stable=True)
         return {name: tf.gather(t, order) for name, t in group.items()}
 
     groups = _batch_and_parse(records, features, batch_size * group_batches)
@@ -317,6 +317,20 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
 LENGTH_MULTIPLE = 16
 
 
+def longest_sequences(input_mask):
+    """Each record's longest sequence, in tokens.
+
+    Args:
+      input_mask: int [batch, seq], or [batch, ..., seq] for records of
+        several sequences (a multiple-choice record's [choices, seq]).
+
+    Returns:
+      int [batch].
+    """
+    lengths = tf.reduce_sum(input_mask, axis=-1)
+    return tf.reduce_max(tf.reshape(lengths, [tf.shape(lengths)[0], -1]), axis=1)
+
+
 def trim_padding(batch, multiple,
                  sequence_features=("input_ids", "input_mask", "segment_ids")):
     """Cuts a batch's sequences to its longest example, rounded up to `multiple`.
@@ -330,21 +344,23 @@ def trim_padding(batch, multiple,
     one static shape, so this is for CPUs and GPUs.
 
     Args:
-      batch: a dict with input_ids, input_mask, segment_ids [batch, seq].
+      batch: a dict with input_ids, input_mask, segment_ids [batch, seq]
+        (or [batch, ..., seq], e.g. [batch, choices, seq]: the last axis is
+        cut, the same for every choice).
       multiple: the length granularity, e.g. 16.
-      sequence_features: the names of the [batch, seq] features to cut
-        (a tagging task's labels too).
+      sequence_features: the names of the sequence features to cut (a
+        tagging task's labels too).
 
     Returns:
-      The same dict, its sequence features cut to [batch, length], where
-      length >= 1 covers every real token.
+      The same dict, its sequence features cut to length on their last
+      axis, where length >= 1 covers every real token.
     """
-    max_seq_length = tf.shape(batch["input_ids"])[1]
-    longest = tf.maximum(tf.reduce_max(tf.reduce_sum(batch["input_mask"], axis=1)), 1)
+    max_seq_length = tf.shape(batch["input_ids"])[-1]
+    longest = tf.maximum(tf.reduce_max(longest_sequences(batch["input_mask"])), 1)
     length = tf.minimum((longest + multiple - 1) // multiple * multiple, max_seq_length)
     trimmed = dict(batch)
     for name in sequence_features:
-        trimmed[name] = batch[name][:, :length]
+        trimmed[name] = batch[name][..., :length]
     return trimmed
 
 

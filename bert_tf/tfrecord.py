@@ -150,7 +150,7 @@ def _feature(spec, values):
 
     Args:
       spec: the features.FeatureSpec.
-      values: [N, spec.length] numbers.
+      values: [N, spec.size] numbers.
 
     Returns:
       A _Bytes of serialized Feature messages.
@@ -299,8 +299,9 @@ def encode_tfrecords(columns):
 
     Args:
       columns: a list of (features.FeatureSpec, values), in the order in
-        which the features are to be written; values is an [N, spec.length]
-        array, N >= 1 the same for all: integers in [0, 2**63) for an INT64
+        which the features are to be written; values is an [N, spec.size]
+        array (a feature with a leading shape flattened row after row),
+        N >= 1 the same for all: integers in [0, 2**63) for an INT64
         feature, numbers for a FLOAT32 one (stored as float32).
 
     Returns:
@@ -330,7 +331,7 @@ def write_examples(file, records, specs):
     for start in range(0, len(records), RECORDS_PER_WRITE):
         chunk = records[start:start + RECORDS_PER_WRITE]
         data, _ = encode_tfrecords(
-            [(spec, np.array([r[spec.name] for r in chunk]).reshape(len(chunk), spec.length))
+            [(spec, np.array([r[spec.name] for r in chunk]).reshape(len(chunk), spec.size))
              for spec in specs])
         file.write(data)
 

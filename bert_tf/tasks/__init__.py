@@ -6,9 +6,10 @@ export.py and finetune.py rely on; each other module is one family.
 
 from bert_tf.tasks.base import Task
 from bert_tf.tasks.classification import ClassificationTask
+from bert_tf.tasks.multiple_choice import MultipleChoiceTask
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.tasks.question_answering import QuestionAnsweringTask
 from bert_tf.tasks.tagging import TaggingTask
 
-__all__ = ["ClassificationTask", "PretrainingTask", "QuestionAnsweringTask", "TaggingTask",
-           "Task"]
+__all__ = ["ClassificationTask", "MultipleChoiceTask", "PretrainingTask",
+           "QuestionAnsweringTask", "TaggingTask", "Task"]
