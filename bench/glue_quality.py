@@ -3,10 +3,11 @@
 For each task and seed it runs run_classifier.py (this venv) and
 bench/hf_glue_finetune.py (a PyTorch venv given by --torch_python) with the
 same checkpoint, data and hyperparameters, one after the other, and prints
-one JSON line per run: the dev metrics and the wall time of the whole
-process. --max_seq_length takes task=length pairs: a task whose longest
-example fits in fewer tokens gives the same results at that length (padding
-is masked out) and runs faster; every length used is printed.
+one JSON line per run: the dev metrics, the wall time of the whole process
+and where it ran (machine.describe()); --out appends them to a file too.
+--max_seq_length takes task=length pairs: a task whose longest example fits
+in fewer tokens gives the same results at that length (padding is masked out)
+and runs faster; every length used is printed.
 --dynamic_padding goes further, for both libraries alike: each batch is cut
 to its longest example, rounded up to 16 tokens; --group_by_length then
 fills batches with examples of similar length. --noadam_bias_correction runs
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import time
 
+import machine
 import minilm
 from absl import app, flags
 
@@ -115,7 +117,7 @@ def main(_):
                     dev = _run_bert_tf(task, seed, seq_length, checkpoint, precision, output_dir)
                 else:
                     dev = _run_hf(task, seed, seq_length, checkpoint)["dev"]
-                line = json.dumps({
+                machine.emit({
                     "bench": "glue_quality", "library": library, "task": task,
                     "seed": int(seed), "max_seq_length": seq_length,
                     "mixed_precision": precision,
@@ -127,11 +129,8 @@ def main(_):
                     "learning_rate": FLAGS.learning_rate, "epochs": FLAGS.num_train_epochs,
                     "batch": FLAGS.train_batch_size, "dev": dev,
                     "wall_s": round(time.time() - start, 1),
-                    "checkpoint": os.path.basename(os.path.dirname(checkpoint))})
-                print(line, flush=True)
-                if FLAGS.out:
-                    with open(FLAGS.out, "a") as f:
-                        f.write(line + "\n")
+                    "checkpoint": os.path.basename(os.path.dirname(checkpoint)),
+                    **machine.describe()}, FLAGS.out)
 
 
 if __name__ == "__main__":
