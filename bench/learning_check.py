@@ -9,8 +9,9 @@ training, a "random next" segment mostly comes from another book: holding
 out the corpus's last chapters instead would test next-sentence prediction
 within one book only, a harder task than the one trained. Prints one JSON
 line per evaluation, and the unigram baseline (always predicting the most
-frequent masked token of the training data) for comparison. With --plot,
-draws the curves (needs matplotlib, which bert_tf itself does not).
+frequent masked token of the training data) for comparison, each line with
+where it ran (machine.describe()); --out appends them to a file too. With
+--plot, draws the curves (needs matplotlib, which bert_tf itself does not).
 
 Example, from the repository root:
   python bench/learning_check.py --corpus=../shared/data/corpus/gutenberg_11books.txt \\
@@ -19,10 +20,10 @@ Example, from the repository root:
 
 import collections
 import functools
-import json
 import os
 import time
 
+import machine
 import minilm
 import tensorflow as tf
 from absl import app, flags
@@ -50,6 +51,7 @@ flags.DEFINE_integer("eval_batches", 50, "Held-out batches of 32 per evaluation.
 flags.DEFINE_enum("mixed_precision", "auto", list(precision.PRECISIONS),
                   "As run_pretraining.py's flag; XLA is chosen as there (--jit_compile=auto).")
 flags.DEFINE_string("plot", None, "Write the curves to this PNG.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 flags.mark_flag_as_required("corpus")
 
 
@@ -99,11 +101,12 @@ def main(_):
             random_seed=12345 if name == "train" else 54321)
         summary = pretraining_data.create_pretraining_data(
             [texts[name]], [records[name]], config, num_workers=2)
-        print(json.dumps({"data": name, "documents": documents[name],
-                          "instances": summary.instances}), flush=True)
+        machine.emit({"data": name, "documents": documents[name],
+                      "instances": summary.instances, **machine.describe()}, FLAGS.out)
     token, baseline = _unigram_baseline(records["train"], records["heldout"])
-    print(json.dumps({"unigram_baseline_token": token,
-                      "unigram_baseline_accuracy": round(baseline, 4)}), flush=True)
+    machine.emit({"unigram_baseline_token": token,
+                  "unigram_baseline_accuracy": round(baseline, 4), **machine.describe()},
+                 FLAGS.out)
 
     bert_config = BertConfig(
         vocab_size=30522, hidden_size=FLAGS.hidden_size, num_hidden_layers=FLAGS.num_layers,
@@ -141,7 +144,7 @@ def main(_):
         point.update(unigram_baseline_accuracy=round(baseline, 4), precision=policy,
                      elapsed_s=round(time.time() - start, 1))
         points.append(point)
-        print(json.dumps(point), flush=True)
+        machine.emit({**point, **machine.describe()}, FLAGS.out)
 
     if FLAGS.plot and points:
         import matplotlib
