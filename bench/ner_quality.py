@@ -27,7 +27,8 @@ the same process of this script, one after the other, on the same machine;
 wall_s is each whole process.
 
 Prints one JSON line per run, then one summary line per implementation
-(median, min, max and spread of F1 over the seeds; median examples/s).
+(median, min, max and spread of F1 over the seeds; median examples/s), each
+with where it ran (machine.describe()); --out appends them to a file too.
 
 Smoke run, from the repository root (about 2 minutes on 2 cores):
   .venv/bin/python bench/ner_quality.py --max_train_sentences=300 \\
@@ -53,6 +54,7 @@ import subprocess
 import sys
 import time
 
+import machine
 import minilm
 from absl import app, flags
 from seqeval.metrics import f1_score, precision_score, recall_score
@@ -248,11 +250,7 @@ def _run_hf(seed, train_file, valid_file, checkpoint):
 
 
 def _emit(record):
-    line = json.dumps(record)
-    print(line, flush=True)
-    if FLAGS.out:
-        with open(FLAGS.out, "a") as f:
-            f.write(line + "\n")
+    machine.emit({**record, **machine.describe()}, FLAGS.out)
 
 
 def main(_):
