@@ -11,11 +11,12 @@ done (so that the benchmark's own TensorFlow does not weigh on the runs); the
 truncated share comes from each script's own count.
 
 Prints one JSON line per run, then one with the speed-ups and the growth of
-peak memory with the corpus size.
+peak memory with the corpus size, each with where it ran (machine.describe());
+--out (or its older name --output) appends them to a file too.
 
 Example, from the repository root:
   python bench/bench_pretraining_data.py \\
-      --original=/path/to/google-research/bert --output=bench/results/pretraining_data.jsonl
+      --original=/path/to/google-research/bert --out=bench/results/pretraining_data.jsonl
 """
 
 import json
@@ -27,6 +28,7 @@ import sys
 import tempfile
 import time
 
+import machine
 import minilm
 from absl import app, flags
 
@@ -50,7 +52,8 @@ flags.DEFINE_integer("max_predictions_per_seq", 20, "As in create_pretraining_da
 flags.DEFINE_integer("dupe_factor", 5, "As in create_pretraining_data.py.")
 flags.DEFINE_integer("random_seed", 12345, "As in create_pretraining_data.py.")
 flags.DEFINE_integer("repeats", 1, "Runs per configuration; the median counts.")
-flags.DEFINE_string("output", None, "A file to append the JSON lines to, besides stdout.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
+flags.DEFINE_alias("output", "out")
 
 _SAMPLE_INTERVAL_S = 0.05
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
@@ -218,12 +221,8 @@ def _run(impl, workers, scale, vocab_file, work_dir):
 
 
 def _emit(result):
-    """Prints a JSON line, and appends it to --output."""
-    line = json.dumps(result)
-    print(line, flush=True)
-    if FLAGS.output:
-        with open(FLAGS.output, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+    """Prints a JSON line with where it ran, and appends it to --out."""
+    machine.emit({**result, **machine.describe()}, FLAGS.out)
 
 
 def main(argv):
