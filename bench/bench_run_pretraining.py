@@ -12,7 +12,8 @@ is left out and the median of the others is reported. This
 is the whole step as users run it: input pipeline, forward, MLM + NSP loss,
 backward, the all-reduce, clipping and bert_tf's AdamW.
 
-Prints one JSON line per model.
+Prints one JSON line per run, with where it ran (machine.describe()); --out
+appends them to a file too.
 
 Example, from the repository root:
   python bench/bench_run_pretraining.py --corpus=../shared/data/corpus/gutenberg_11books.txt
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 
+import machine
 import minilm
 from absl import app, flags
 
@@ -39,6 +41,7 @@ flags.DEFINE_string("work_dir", None, "Scratch folder; default: a temporary one.
 flags.DEFINE_list("mixed_precision", ["float32", "auto"], "run_pretraining.py's "
                   "--mixed_precision values to run.")
 flags.DEFINE_list("jit_compile", ["auto"], "run_pretraining.py's --jit_compile values to run.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 flags.mark_flag_as_required("corpus")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -95,14 +98,15 @@ def main(_):
                     f"--save_checkpoints_steps={steps}", "--learning_rate=1e-4",
                     f"--mixed_precision={precision}", f"--jit_compile={jit_compile}")
                 speeds = [float(m.group(2)) for m in STEP_LINE.finditer(log)][1:]
-                print(json.dumps({
+                machine.emit({
                     "bench": "run_pretraining", "model": name, "batch": batch, "seq_len": 128,
                     "mixed_precision": precision, "jit_compile": jit_compile,
                     "policy": POLICY_LINE.search(log).group(1),
                     "xla": XLA_LINE.search(log).group(1),
                     "steps_per_loop": steps_per_loop, "loops_timed": len(speeds),
                     "train_seq_per_s": round(statistics.median(speeds), 3),
-                    "per_loop_seq_per_s": [round(s, 2) for s in speeds]}), flush=True)
+                    "per_loop_seq_per_s": [round(s, 2) for s in speeds],
+                    **machine.describe()}, FLAGS.out)
 
 
 if __name__ == "__main__":
