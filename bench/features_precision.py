@@ -11,8 +11,8 @@ wall times over the difference of the line counts is the time per sentence
 without the process's start.
 
 Prints one JSON line per precision: max_abs_diff_vs_hf (over all layers and
-tokens), max_abs_diff_by_layer, sentences_per_s, and the machine's bfloat16
-units.
+tokens), max_abs_diff_by_layer, sentences_per_s, the machine's bfloat16
+units and where it ran (machine.describe()); --out appends them to a file too.
 
   .venv/bin/python bench/features_precision.py \\
       --sentences=../shared/data/glue/SST-2/dev.tsv
@@ -33,6 +33,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 sys.path.insert(0, HERE)
 
+import machine  # noqa: E402
 import minilm  # noqa: E402
 
 from bert_tf import precision  # noqa: E402
@@ -45,6 +46,7 @@ flags.DEFINE_integer("speed_lines", 512, "Sentences of the longer, timed run.")
 flags.DEFINE_list("precisions", ["float32", "bfloat16"], "--mixed_precision values to run.")
 flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
                     "Python of a venv with torch and transformers.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 FLAGS = flags.FLAGS
 
 # Run under --hf_python: every hidden state of transformers' BertModel, one
@@ -109,14 +111,15 @@ def main(argv):
                         by_layer[layer["index"]] = max(by_layer.get(layer["index"], 0.0),
                                                        float(diff.max()))
             long_seconds = extract(long, os.path.join(tmp, "long.jsonl"), mixed_precision)
-            print(json.dumps({
+            machine.emit({
                 "mixed_precision": mixed_precision, "sentences": FLAGS.lines,
                 "max_abs_diff_vs_hf": max(by_layer.values()),
                 "max_abs_diff_by_layer": {str(k): round(v, 7) for k, v in sorted(by_layer.items())},
                 "sentences_per_s": round((len(sentences) - FLAGS.lines)
                                          / (long_seconds - short_seconds), 1),
                 "timed_sentences": len(sentences),
-                "cpu_bfloat16_units": precision.cpu_bfloat16_units()}), flush=True)
+                "cpu_bfloat16_units": precision.cpu_bfloat16_units(),
+                **machine.describe()}, FLAGS.out)
 
 
 if __name__ == "__main__":
