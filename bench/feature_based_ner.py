@@ -38,7 +38,8 @@ checkpoint's weights, word-level alignment, each word's first piece):
 Prints one JSON line for the extraction, then one per choice:
 {"bench": "feature_based_ner", "choice", "dims", "f1", "precision", "recall",
 "epochs", "train_sentences", "valid_sentences", "seconds"} (seconds: the
-tagger's training and prediction; the shared extraction is in the first line).
+tagger's training and prediction; the shared extraction is in the first line),
+each with where it ran (machine.describe()); --out appends them to a file too.
 
 What compares with the paper is the ORDER of the choices, not the F1
 values: MiniLM is a far smaller model, distilled and then trained for
@@ -69,6 +70,7 @@ import json
 import os
 import time
 
+import machine
 import minilm
 import numpy as np
 import tensorflow as tf
@@ -131,13 +133,10 @@ flags.DEFINE_string("fine_tuned_results",
 
 
 def _emit(record):
-    """Prints one JSON line, and appends it to --out."""
-    line = json.dumps(record)
-    print(line, flush=True)
+    """Prints one JSON line with where it ran, and appends it to --out."""
     if FLAGS.out:
         os.makedirs(os.path.dirname(os.path.abspath(FLAGS.out)), exist_ok=True)
-        with open(FLAGS.out, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+    machine.emit({**record, **machine.describe()}, FLAGS.out)
 
 
 def extract_words(sentences, files, model, max_seq_length, batch_size):
