@@ -28,7 +28,8 @@ from these a bound: the seq/s the step could reach if everything but the
 MLM projection and loss ran at that matmul rate with no overhead, on every
 core with perfect scaling.
 
-Prints one JSON line per group, then a summary line.
+Prints one JSON line per group, then a summary line, each with where it ran
+(machine.describe()); --out appends them to a file too.
 
 Example, from the repository root (the peers' harness must be beside it):
   python bench/step_profile.py --config=bert_tiny
@@ -37,13 +38,13 @@ Example, from the repository root (the peers' harness must be beside it):
 
 import collections
 import glob
-import json
 import os
 import re
 import sys
 import tempfile
 import time
 
+import machine
 from absl import app, flags
 
 FLAGS = flags.FLAGS
@@ -53,6 +54,7 @@ flags.DEFINE_string("peers_dir", None, "The bench-peers harness; default: ../sha
 flags.DEFINE_enum("precision", "float32", ["float32", "mixed_bfloat16"], "Keras dtype policy.")
 flags.DEFINE_bool("jit_compile", True, "XLA (groups from the optimized HLO) or TensorFlow's "
                   "own graph kernels (groups from each kernel's op name and type).")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Trace events that wrap others rather than doing work themselves.
@@ -211,8 +213,8 @@ def main(_):
     base = {"config": FLAGS.config, "batch": batch, "seq_len": seq, "threads": 1,
             "precision": FLAGS.precision, "jit_compile": FLAGS.jit_compile}
     for group, ms in by_group.most_common():
-        print(json.dumps({**base, "group": group, "ms_per_step": round(ms, 1),
-                          "share": round(ms / traced_ms, 3)}))
+        machine.emit({**base, "group": group, "ms_per_step": round(ms, 1),
+                      "share": round(ms / traced_ms, 3), **machine.describe()}, FLAGS.out)
 
     hidden, vocab = cfg["hidden"], cfg["vocab_size"]
     mlm_flops = 3 * 2 * batch * common.MAX_PREDICTIONS * hidden * vocab
@@ -221,13 +223,14 @@ def main(_):
                             FLAGS.jit_compile)
     fixed_ms = by_group["mlm_projection"] + by_group["mlm_loss"]
     bound_ms = (fixed_ms + rest_flops / gflops / 1e6) / os.cpu_count()
-    print(json.dumps({
+    machine.emit({
         **base, "step_ms": round(step_ms, 1), "traced_ms": round(traced_ms, 1),
         "mlm_gflop": round(mlm_flops / 1e9, 2), "rest_gflop": round(rest_flops / 1e9, 2),
         "matmul_gflops_one_thread": round(gflops, 1), "cores": os.cpu_count(),
         "bound_seq_per_s": round(batch / bound_ms * 1e3, 2),
         "bound_assumes": "MLM projection + loss as measured; the rest at the matmul rate, no "
-                         "overhead; perfect scaling over all cores"}))
+                         "overhead; perfect scaling over all cores", **machine.describe()},
+                 FLAGS.out)
 
 
 if __name__ == "__main__":
