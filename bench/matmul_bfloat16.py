@@ -4,15 +4,17 @@
 bfloat16 figure beside float32 for the same shapes, in one process, so that
 a bfloat16 train step's GFLOP/s has a ceiling to be read against.
 
-Usage, from the repository root: python bench/matmul_bfloat16.py [--reps 10]
-Prints one JSON line per dtype and shape: median and best GFLOP/s.
+Usage, from the repository root: python bench/matmul_bfloat16.py [--reps 10] [--out FILE]
+Prints one JSON line per dtype and shape: median and best GFLOP/s, and where it
+ran (machine.describe(), with the TensorFlow version imported); --out appends
+them to a file too.
 """
 
 import argparse
-import json
 import statistics
 import time
 
+import machine
 import tensorflow as tf
 
 from bert_tf import precision
@@ -39,15 +41,17 @@ def rate(m, k, n, dtype, reps):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     args = parser.parse_args()
     cpu_flags = precision.cpu_bfloat16_units()
     for dtype in (tf.float32, tf.bfloat16):
         for shape, (m, k, n) in SHAPES.items():
             median, best = rate(m, k, n, dtype, args.reps)
-            print(json.dumps({"bench": "matmul_tf_dtype", "dtype": dtype.name, "shape": shape,
-                              "gflops_per_s": round(median, 1), "best_gflops_per_s": round(best, 1),
-                              "cpu_bf16_flags": cpu_flags, "tensorflow": tf.__version__}),
-                  flush=True)
+            # The version imported, even from a tensorflow-cpu or nightly wheel.
+            machine.emit({"bench": "matmul_tf_dtype", "dtype": dtype.name, "shape": shape,
+                          "gflops_per_s": round(median, 1), "best_gflops_per_s": round(best, 1),
+                          "cpu_bf16_flags": cpu_flags, **machine.describe(),
+                          "tensorflow": tf.__version__}, args.out)
 
 
 if __name__ == "__main__":
