@@ -12,7 +12,8 @@ Both read the same v1.1 files, written to --work_dir from the given ones with
 the unanswerable questions left out.
 
 Prints one JSON line per run: impl, seed, exact_match, f1, updates,
-train_examples_per_s and the settings; --out appends them to a file too.
+train_examples_per_s, the settings and where it ran (machine.describe());
+--out appends them to a file too.
 
   .venv/bin/python bench/squad_quality.py --seeds=1,2 \\
       --out=bench/results/squad_quality-$(date +%F).jsonl
@@ -120,7 +121,7 @@ def main(argv):
             line = {"bert_tf": run_bert_tf, "hf": run_hf}[impl](
                 int(seed), train_file, predict_file)
             line.update(train_questions=counts[0], dev_questions=counts[1],
-                        date=time.strftime("%Y-%m-%d"), recipe=RECIPE)
+                        recipe=RECIPE, **machine.describe())
             machine.emit(line, FLAGS.out)
 
 
