@@ -243,9 +243,10 @@ def _run_hf(seed, train_file, valid_file, checkpoint):
              f"--output_predictions={predictions}"],
             check=True, stdout=subprocess.PIPE, stderr=log, text=True)
     line = json.loads(out.stdout.strip().splitlines()[-1])
+    # Where it ran is this script's to say, once, at the end of the line.
     fields = {k: v for k, v in line.items()
               if k not in ("impl", "seed", "f1", "precision", "recall", "num_train_sentences",
-                           "epochs")}
+                           "epochs", *machine.describe())}
     return {**fields, "hf_reported_f1": line["f1"], "predictions": predictions}
 
 

@@ -106,7 +106,9 @@ def run_hf(seed, train_file, predict_file):
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode:
         raise RuntimeError(f"hf_squad_finetune.py failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    line = json.loads(result.stdout.strip().splitlines()[-1])
+    # Where it ran is this script's to say, at the end of the line.
+    return {k: v for k, v in line.items() if k not in machine.describe()}
 
 
 def main(argv):
