@@ -14,17 +14,19 @@ length, as bert_tf's --group_by_length does). torch.optim.AdamW applies Adam's b
 correction, as Hugging Face users run it and as bert_tf does by default (the
 original did not).
 
-Prints one JSON line: task, seed, dev metrics, train and eval seconds.
+Prints one JSON line: task, seed, dev metrics, train and eval seconds, and where
+it ran (bench/machine.py's describe(), standard library only); --out appends it
+to a file too.
 """
 
 import argparse
 import csv
-import json
 import math
 import random
 import sys
 import time
 
+import machine
 import numpy as np
 import torch
 from transformers import BertForSequenceClassification, BertTokenizerFast
@@ -121,6 +123,7 @@ def main():
                     help="cut each batch to its longest example, rounded up to 16")
     ap.add_argument("--group_by_length", action="store_true",
                     help="batches of similar length (needs --dynamic_padding)")
+    ap.add_argument("--out", default=None, help="Also append the JSON line to this file.")
     args = ap.parse_args()
     if args.group_by_length and not args.dynamic_padding:
         ap.error("--group_by_length needs --dynamic_padding")
@@ -172,16 +175,16 @@ def main():
             logits = model(**inputs).logits
             predictions += logits.argmax(-1).tolist()
     eval_s = time.time() - start
-    print(json.dumps({"library": "hf-transformers", "task": args.task, "seed": args.seed,
-                      "train_examples": num_examples, "steps": num_steps,
-                      "max_seq_length": args.max_seq_length, "learning_rate": args.learning_rate,
-                      "dynamic_padding": args.dynamic_padding,
-                      "group_by_length": args.group_by_length,
-                      "dev": metrics(args.task, predictions, dev[3].tolist()),
-                      "train_s": round(train_s, 1), "eval_s": round(eval_s, 1),
-                      "versions": {"torch": torch.__version__,
-                                   "transformers": sys.modules["transformers"].__version__},
-                      "threads": torch.get_num_threads()}), flush=True)
+    machine.emit({"library": "hf-transformers", "task": args.task, "seed": args.seed,
+                  "train_examples": num_examples, "steps": num_steps,
+                  "max_seq_length": args.max_seq_length, "learning_rate": args.learning_rate,
+                  "dynamic_padding": args.dynamic_padding,
+                  "group_by_length": args.group_by_length,
+                  "dev": metrics(args.task, predictions, dev[3].tolist()),
+                  "train_s": round(train_s, 1), "eval_s": round(eval_s, 1),
+                  "versions": {"torch": torch.__version__,
+                               "transformers": sys.modules["transformers"].__version__},
+                  "threads": torch.get_num_threads(), **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":

