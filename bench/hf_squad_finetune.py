@@ -255,6 +255,10 @@ def finetune(args, seed, tensors):
     np.random.seed(seed)
     torch.manual_seed(seed)
     num_windows = len(tensors["input_ids"])
+    if num_windows < args.batch_size:
+        # The batch stream below yields full batches only: it would never yield.
+        raise SystemExit(f"{num_windows} training windows, fewer than --batch_size="
+                         f"{args.batch_size}")
     updates = args.updates or int(num_windows / args.batch_size * args.epochs)
     model = BertForQuestionAnswering.from_pretrained(args.model_dir).to(args.device)
     if args.train_pad_row:
