@@ -22,6 +22,7 @@ from absl import app, flags, logging
 
 from bert_tf import classifier_data, cli, distribution, finetune, glue, input_pipeline, training
 from bert_tf.tasks import ClassificationTask
+from bert_tf.tasks.classification import ClassificationReferences
 
 FLAGS = flags.FLAGS
 
@@ -104,21 +105,15 @@ def main(_):
             for split in processor.eval_splits:
                 metrics, _ = finetune.evaluate(
                     trainer, input_fn(records_dir, split, FLAGS.eval_batch_size, False),
-                    processor.label_ids(splits[split]))
+                    ClassificationReferences(processor.label_ids(splits[split])))
                 prefix = f"{split}_" if len(processor.eval_splits) > 1 else ""
                 results.update({prefix + k: v for k, v in metrics.items()})
             finetune.write_eval_results(trainer, results)
         for split in processor.predict_splits if FLAGS.do_predict else ():
             predictions = finetune.predict(
                 trainer, input_fn(records_dir, split, FLAGS.predict_batch_size, False))
-            if trainer.is_chief:
-                suffix = "" if len(processor.predict_splits) == 1 else f"_{split}"
-                glue.write_test_results(
-                    os.path.join(FLAGS.output_dir, f"test_results{suffix}.tsv"),
-                    predictions["predictions"])
-                glue.write_submission(
-                    os.path.join(FLAGS.output_dir, processor.submission_file(split)),
-                    processor.name, splits[split], predictions["predictions"])
+            finetune.write_outputs(trainer, predictions,
+                                   ClassificationReferences(examples=splits[split], split=split))
     if FLAGS.export_dir and trainer.is_chief:
         finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
                               FLAGS.export_shapes)

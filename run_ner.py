@@ -29,7 +29,8 @@ import os
 from absl import app, flags, logging
 
 from bert_tf import cli, conll, distribution, finetune, input_pipeline, tagging_data, training
-from bert_tf.tasks import TaggingTask, tagging
+from bert_tf.tasks import TaggingTask
+from bert_tf.tasks.tagging import TaggingReferences
 
 FLAGS = flags.FLAGS
 
@@ -145,20 +146,15 @@ def main(_):
         if FLAGS.do_eval:
             metrics, predictions = finetune.evaluate(
                 trainer, input_fn(records_dir, "valid", FLAGS.eval_batch_size, False),
-                [list(s.tags) for s in splits["valid"][1]])
+                TaggingReferences(splits["valid"][1]))
             finetune.write_eval_results(trainer, metrics)
         if FLAGS.do_predict:
-            sentences = splits["predict"][1]
             # Predicting the file just evaluated would run the model on it twice.
             if predictions is None or predict_file != splits["valid"][0]:
                 predictions = finetune.predict(
                     trainer, input_fn(records_dir, "predict", FLAGS.predict_batch_size, False))
-            tag_ids, _ = tagging.word_predictions(predictions, [len(s.words) for s in sentences])
-            if trainer.is_chief:
-                stem = os.path.splitext(os.path.basename(predict_file))[0]
-                conll.write_conll(
-                    os.path.join(FLAGS.output_dir, f"{stem}_predictions.txt"), sentences,
-                    [[label_list[i] for i in ids] for ids in tag_ids], predict_file)
+            finetune.write_outputs(trainer, predictions,
+                                   TaggingReferences(splits["predict"][1], predict_file))
     if FLAGS.export_dir and trainer.is_chief:
         finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
                               FLAGS.export_shapes)

@@ -155,8 +155,9 @@ def main(_):
 
     def input_fn(path, batch_size, is_training):
         """The trainer's input function for one records file."""
+        features = task.feature_specs() if is_training else task.prediction_feature_specs()
         return finetune.dataset_fn(input_pipeline.finetuning_dataset, path, batch_size,
-                                   is_training, features=task.feature_specs(is_training))
+                                   is_training, features=features)
 
     with finetune.records_dir(trainer) as records_dir:
         if FLAGS.do_train:
@@ -179,13 +180,10 @@ def main(_):
                          len(predict_windows))
             predictions = finetune.predict(
                 trainer, input_fn(path, FLAGS.predict_batch_size, False))
-            references = SquadReferences(
-                predict_examples, predict_windows, FLAGS.predict_file,
-                FLAGS.output_dir if trainer.is_chief else None)
+            references = SquadReferences(predict_examples, predict_windows, FLAGS.predict_file)
+            finetune.write_outputs(trainer, predictions, references)
             if FLAGS.do_eval:
                 finetune.write_eval_results(trainer, task.score(predictions, references))
-            else:
-                task.write_predictions(predictions, references)
     if FLAGS.export_dir and trainer.is_chief:
         finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
                               FLAGS.export_shapes)

@@ -16,6 +16,7 @@ The steps, in order (after define_finetune_flags() in the script):
   train_in_chunks() training in chunks, with a look at the model after each;
   predict()         predictions in input order, padding dropped;
   evaluate()        the task's official metrics on a dev set;
+  write_outputs()   the task's output files of a prediction;
   write_eval_results()  eval_results.txt, written once, whole;
   export_model()    a raw-text SavedModel.
 
@@ -441,6 +442,18 @@ def evaluate(trainer, predict_fn, references):
     """
     predictions = predict(trainer, predict_fn)
     return trainer.task.score(predictions, references), predictions
+
+
+def write_outputs(trainer, predictions, references):
+    """Writes the task's output files of one prediction to output_dir, on the chief.
+
+    Args:
+      trainer: The Trainer (its task and output_dir).
+      predictions: predict()'s dict.
+      references: What the task's write_outputs() takes (examples, ...).
+    """
+    if trainer.is_chief:
+        trainer.task.write_outputs(predictions, references, trainer.output_dir)
 
 
 def write_eval_results(trainer, results):

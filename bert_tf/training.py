@@ -615,7 +615,7 @@ class Trainer:
         return dataset
 
     def evaluate(self, dataset_fn, max_steps=None, results_file="eval_results.txt"):
-        """Evaluates the task's metrics and writes them to output_dir.
+        """Streams the task's create_metrics() over a set; writes them to output_dir.
 
         Args:
           dataset_fn: As for train(), but finite (not repeated).

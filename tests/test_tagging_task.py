@@ -9,6 +9,7 @@ import tensorflow as tf
 from bert_tf import conll, text_ops
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks import TaggingTask, tagging
+from bert_tf.tasks.tagging import TaggingReferences
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
@@ -64,10 +65,19 @@ def test_word_predictions_refuse_a_missing_or_double_prediction():
         tagging.word_predictions(doubled, [3, 2])
 
 
-def test_score_is_conlleval_entity_f1_of_the_words():
+def _sentences(path):
+    """The two sentences of _window_predictions, in a CoNLL file at path."""
+    path.write_text("Rio NNP B-LOC\nGrande NNP I-LOC\nflows VBZ O\n\n"
+                    "Ana NNP B-PER\nLima NNP I-PER\n", encoding="utf-8")
+    return conll.read_conll(str(path))
+
+
+def test_score_is_conlleval_entity_f1_of_the_words(tmp_path):
     task = TaggingTask(LABELS)
     references = [["B-LOC", "I-LOC", "O"], ["B-PER", "I-PER"]]
-    metrics = task.score(_window_predictions(), references)
+    sentences = _sentences(tmp_path / "valid.txt")
+    assert [list(s.tags) for s in sentences] == references
+    metrics = task.score(_window_predictions(), TaggingReferences(sentences))
     predicted = [["B-LOC", "I-LOC", "B-PER"], ["B-PER", "I-PER"]]
     expected = conll.entity_scores(references, predicted)
     assert metrics["eval_f1"] == pytest.approx(expected["f1"])
@@ -75,6 +85,17 @@ def test_score_is_conlleval_entity_f1_of_the_words():
     assert metrics["eval_recall"] == 1.0
     assert metrics["eval_token_accuracy"] == pytest.approx(4 / 5)
     assert metrics["eval_loss"] == pytest.approx(1.5 / 5)
+
+
+def test_outputs_are_the_file_with_a_predicted_tag_column(tmp_path):
+    path = tmp_path / "test.txt"
+    references = TaggingReferences(_sentences(path), str(path))
+    output_dir = tmp_path / "out"
+    output_dir.mkdir()
+    TaggingTask(LABELS).write_outputs(_window_predictions(), references, str(output_dir))
+    assert (output_dir / "test_predictions.txt").read_text(encoding="utf-8") == (
+        "Rio NNP B-LOC B-LOC\nGrande NNP I-LOC I-LOC\nflows VBZ O B-PER\n\n"
+        "Ana NNP B-PER B-PER\nLima NNP I-PER I-PER\n")
 
 
 def test_words_split_with_byte_offsets_as_basic_tokenization_splits():

@@ -191,7 +191,21 @@ def _dataset_fn(examples, batch_size, repeat, drop_remainder=True):
     return fn
 
 
-class StringOpIn(ClassificationTask):
+class StreamingClassifier(ClassificationTask):
+    """A classifier with a streaming loss, so that Trainer.evaluate has an eval step.
+
+    Fine-tuning tasks stream no metrics (they are scored on their
+    predictions); pretraining's do, and its eval step must obey the rules too.
+    """
+
+    def create_metrics(self):
+        return {"eval_loss": tf.keras.metrics.Mean()}
+
+    def update_metrics(self, metrics, features, outputs):
+        metrics["eval_loss"].update_state(self.losses(features, outputs)["loss"])
+
+
+class StringOpIn(StreamingClassifier):
     """A classifier with a string op in one step: "train", "eval" or "predict"."""
 
     def __init__(self, step):
@@ -254,17 +268,17 @@ def test_a_string_op_in_a_step_fails_under_the_rules_only(step, tmp_path, monkey
 @pytest.mark.parametrize("step", ["train", "eval", "predict"])
 def test_a_dynamic_batch_is_refused_under_the_rules_only(step, tmp_path, monkeypatch):
     examples = _examples(10)  # batches of 4, 4 and 2 without drop_remainder
-    _run_step(_trainer(ClassificationTask(2), tmp_path / "plain"), step, examples,
+    _run_step(_trainer(StreamingClassifier(2), tmp_path / "plain"), step, examples,
               drop_remainder=False)
     monkeypatch.setenv(tpu_rules.ENV, "1")
-    trainer = _trainer(ClassificationTask(2), tmp_path / "rules")
+    trainer = _trainer(StreamingClassifier(2), tmp_path / "rules")
     with pytest.raises(tpu_rules.TpuRuleError, match=r"feature '\w+' has shape \(None, "):
         _run_step(trainer, step, examples, drop_remainder=False)
 
 
 def test_an_int64_feature_is_refused_under_the_rules(tmp_path, monkeypatch):
     monkeypatch.setenv(tpu_rules.ENV, "1")
-    trainer = _trainer(ClassificationTask(2), tmp_path)
+    trainer = _trainer(StreamingClassifier(2), tmp_path)
     with pytest.raises(tpu_rules.TpuRuleError, match="'label_ids' is int64"):
         _run_step(trainer, "eval", _examples(8, label_dtype=np.int64))
 

@@ -4,16 +4,24 @@ A task is what training.Trainer, checkpoints.py and export.py are given so
 that they need to know nothing task-specific. It declares:
 
   feature_specs()   the records it reads (a features.py contract, TF-free);
+  prediction_feature_specs()  those of the records it predicts on, where
+                    they lack the training labels (optional: by default
+                    the same);
   create_heads()    its heads on the encoder, each naming its own checkpoint
                     weights (heads.Head), keyed by their checkpoint_key;
   forward()         the encoder and the heads on a batch, float32 outputs;
   losses()          {"loss": the scalar training minimizes, ...};
-  create_metrics()  streaming Keras metrics, and update_metrics() to feed
-                    them a batch (Trainer.evaluate);
   predictions()     per-example tensors to collect, in input order
                     (Trainer.predict);
   score()           the task's official metrics, from every example's
-                    predictions and the references of its data module;
+                    predictions and the references of its data module,
+                    without side effects (finetune.evaluate);
+  write_outputs()   the output files of a prediction (optional: none by
+                    default; finetune.write_outputs);
+  create_metrics()  streaming Keras metrics, and update_metrics() to feed
+                    them a batch, for Trainer.evaluate (optional: only
+                    pretraining streams; fine-tuning scores through
+                    predictions() and score());
   serving_module()  a tf.Module with raw-text signatures, for export.py
                     (optional: pretraining has none).
 
@@ -53,6 +61,19 @@ class Task(abc.ABC):
           A tuple of features.FeatureSpec.
         """
 
+    def prediction_feature_specs(self):
+        """The records this task predicts on (dev and test sets).
+
+        One task both trains and predicts, so the layout is chosen per set
+        of records, not when the task is built. By default it is
+        feature_specs(): records that carry their labels (zeros in a test
+        set).
+
+        Returns:
+          A tuple of features.FeatureSpec.
+        """
+        return self.feature_specs()
+
     @abc.abstractmethod
     def create_heads(self, encoder):
         """Builds the task's heads.
@@ -91,24 +112,6 @@ class Task(abc.ABC):
         """
 
     @abc.abstractmethod
-    def create_metrics(self):
-        """Streaming eval metrics (create them in the strategy's scope).
-
-        Returns:
-          {name: keras.metrics.Metric}.
-        """
-
-    @abc.abstractmethod
-    def update_metrics(self, metrics, features, outputs):
-        """Accumulates one batch into create_metrics()'s metrics.
-
-        Args:
-          metrics: create_metrics()'s dict.
-          features: The batch.
-          outputs: forward()'s result.
-        """
-
-    @abc.abstractmethod
     def predictions(self, features, outputs):
         """What to collect per example for score() and for output files.
 
@@ -123,7 +126,7 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def score(self, predictions, references):
-        """The task's official metrics.
+        """The task's official metrics; it writes nothing (see write_outputs).
 
         Args:
           predictions: {name: np.ndarray} over every real example, in input
@@ -134,6 +137,47 @@ class Task(abc.ABC):
         Returns:
           {metric name: float}.
         """
+
+    def write_outputs(self, predictions, references, output_dir):
+        """Writes the output files of a prediction; by default none.
+
+        Args:
+          predictions: As for score().
+          references: As for score(), for the set that was predicted (its
+            labels may be absent: a test set).
+          output_dir: The folder to write them in.
+        """
+        del predictions, references, output_dir  # No output files by default.
+
+    def create_metrics(self):
+        """Streaming eval metrics, for Trainer.evaluate (create them in the strategy's scope).
+
+        Fine-tuning tasks have none: they are scored on every prediction by
+        score() (finetune.evaluate), which streaming cannot do for entity F1
+        or SQuAD's answers.
+
+        Returns:
+          {name: keras.metrics.Metric}.
+
+        Raises:
+          NotImplementedError: for a task without streaming metrics.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} has no streaming metrics: score its predictions with "
+            "finetune.evaluate")
+
+    def update_metrics(self, metrics, features, outputs):
+        """Accumulates one batch into create_metrics()'s metrics.
+
+        Args:
+          metrics: create_metrics()'s dict.
+          features: The batch.
+          outputs: forward()'s result.
+
+        Raises:
+          NotImplementedError: for a task without streaming metrics.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no streaming metrics")
 
     def hf_config(self):
         """What a Hugging Face config.json says of this task's model.

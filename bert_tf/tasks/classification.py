@@ -1,5 +1,8 @@
 """Sentence (pair) classification or regression on the pooled [CLS] output (GLUE)."""
 
+import dataclasses
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -11,6 +14,24 @@ from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 keras = tf.keras
 
 _CLASSIFIER = ClassifierHead.checkpoint_key
+
+
+@dataclasses.dataclass
+class ClassificationReferences:
+    """What ClassificationTask.score() and write_outputs() need besides the predictions.
+
+    Attributes:
+      label_ids: The examples' label ids (for regression: their scores), for
+        score(); None for a test set.
+      examples: The glue.InputExamples, in prediction order, for
+        write_outputs()' GLUE submission file.
+      split: Their split ("test", "test_matched", ...), which names
+        write_outputs()' files.
+    """
+
+    label_ids: object = None
+    examples: list | None = None
+    split: str = "test"
 
 
 class ClassificationTask(Task):
@@ -66,36 +87,18 @@ class ClassificationTask(Task):
         pooled = encoder(encoder_inputs(features), training=training)["pooled_output"]
         return {"logits": heads[_CLASSIFIER](pooled, training=training)}
 
-    def _per_example_loss(self, features, outputs):
-        """Cross-entropy, or squared error for regression; [batch]."""
+    def losses(self, features, outputs):
+        """Returns {"loss": mean over real examples} of the cross-entropy, or of
+        the squared error for regression."""
         labels = features["label_ids"][:, 0]
         if self.is_regression:
-            return tf.square(outputs["logits"][:, 0] - tf.cast(labels, tf.float32))
-        return keras.losses.sparse_categorical_crossentropy(
-            labels, outputs["logits"], from_logits=True)
-
-    def losses(self, features, outputs):
-        """Returns {"loss": mean over real examples}."""
+            per_example = tf.square(outputs["logits"][:, 0] - tf.cast(labels, tf.float32))
+        else:
+            per_example = keras.losses.sparse_categorical_crossentropy(
+                labels, outputs["logits"], from_logits=True)
         weights = tf.cast(features["is_real_example"][:, 0], tf.float32)
-        per_example = self._per_example_loss(features, outputs)
         return {"loss": tf.reduce_sum(per_example * weights)
                 / tf.maximum(tf.reduce_sum(weights), 1.0)}
-
-    def create_metrics(self):
-        """Streaming eval_loss, and eval_accuracy for classification."""
-        metrics = {"eval_loss": keras.metrics.Mean()}
-        if not self.is_regression:
-            metrics["eval_accuracy"] = keras.metrics.SparseCategoricalAccuracy()
-        return metrics
-
-    def update_metrics(self, metrics, features, outputs):
-        """Accumulates one batch; padding examples count for nothing."""
-        weights = tf.cast(features["is_real_example"][:, 0], tf.float32)
-        metrics["eval_loss"].update_state(self._per_example_loss(features, outputs),
-                                          sample_weight=weights)
-        if not self.is_regression:
-            metrics["eval_accuracy"].update_state(features["label_ids"][:, 0],
-                                                  outputs["logits"], sample_weight=weights)
 
     def predictions(self, features, outputs):
         """Returns predictions: probabilities [batch, num_labels], or for
@@ -111,13 +114,38 @@ class ClassificationTask(Task):
 
         Args:
           predictions: {"predictions": ...} over the real examples, in order.
-          references: Their label ids, or scores for regression.
+          references: A ClassificationReferences with their label_ids.
 
         Returns:
           glue.evaluation_metrics' dict.
         """
         return glue.evaluation_metrics(self.glue_task, predictions["predictions"],
-                                       np.asarray(references), self.is_regression)
+                                       np.asarray(references.label_ids), self.is_regression)
+
+    def write_outputs(self, predictions, references, output_dir):
+        """The original's test_results.tsv and the GLUE submission file of a split.
+
+        test_results.tsv holds one line of class probabilities (or the score)
+        per example; a task with several test splits (MNLI) writes
+        test_results_<split>.tsv for each. The submission file is named by
+        the GLUE task's processor (e.g. MNLI-m.tsv).
+
+        Args:
+          predictions: {"predictions": ...} over the real examples, in order.
+          references: A ClassificationReferences with their examples and split.
+          output_dir: The folder to write them in.
+
+        Raises:
+          ValueError: for a task built without glue_task.
+        """
+        if self.glue_task is None:
+            raise ValueError("the output files name a GLUE task: give glue_task")
+        processor = glue.get_processor(self.glue_task)
+        suffix = "" if len(processor.predict_splits) == 1 else f"_{references.split}"
+        glue.write_test_results(os.path.join(output_dir, f"test_results{suffix}.tsv"),
+                                predictions["predictions"])
+        glue.write_submission(os.path.join(output_dir, processor.submission_file(references.split)),
+                              processor.name, references.examples, predictions["predictions"])
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
                        shapes="dynamic"):

@@ -5,8 +5,9 @@ context [SEP] window as the start and as the end of the answer, as the
 original run_squad.py did. Contexts longer than a window are cut into
 overlapping windows by the data module (bert_tf.squad); squad.write_predictions
 then picks each question's best span over all its windows, from the start
-and end logits that this task predicts per window, and squad.evaluate scores
-them with the official script's metrics.
+and end logits that this task predicts per window (and writes the original's
+output files, in write_outputs), and squad.evaluate scores them with the
+official script's metrics.
 
 SQuAD 2.0 models answer "no answer" with the span [CLS]..[CLS] (position 0):
 a question is unanswerable when that null score beats the best span's by
@@ -40,14 +41,11 @@ class SquadReferences:
         InputFeatures, whose unique_ids the predictions carry.
       dataset: The SQuAD json (a path or the parsed dict) with the gold
         answers, for score(); None when there are none (a test set).
-      output_dir: Where predictions.json, nbest_predictions.json and (for
-        SQuAD 2.0) null_odds.json are written; None to write nothing.
     """
 
     examples: list
     features: list
     dataset: object = None
-    output_dir: str | None = None
 
 
 class QuestionAnsweringTask(Task):
@@ -100,17 +98,14 @@ class QuestionAnsweringTask(Task):
         """BertForQuestionAnswering."""
         return {"architectures": ["BertForQuestionAnswering"]}
 
-    def feature_specs(self, is_training=True):
-        """run_squad.py's records (the original's, plus is_real_example).
+    def feature_specs(self):
+        """run_squad.py's training records (the original's, plus is_real_example)."""
+        return feature_contracts.squad_features(self.max_seq_length, is_training=True)
 
-        Args:
-          is_training: Training records carry the answer's start_positions and
-            end_positions; prediction records do not.
-
-        Returns:
-          features.squad_features' tuple.
-        """
-        return feature_contracts.squad_features(self.max_seq_length, is_training)
+    def prediction_feature_specs(self):
+        """run_squad.py's prediction records: without the answer's positions,
+        which are scored on text instead (score())."""
+        return feature_contracts.squad_features(self.max_seq_length, is_training=False)
 
     def create_heads(self, encoder):
         """Returns {"squad": SpanHead}."""
@@ -156,24 +151,6 @@ class QuestionAnsweringTask(Task):
         return {"loss": (start_loss + end_loss) / 2.0, "start_loss": start_loss,
                 "end_loss": end_loss}
 
-    def create_metrics(self):
-        """Streaming eval_loss; it stays empty on records without positions.
-
-        Prediction records carry no answer positions (SQuAD's answers are
-        scored on text by score()), so there is nothing else to stream.
-        """
-        return {"eval_loss": tf.keras.metrics.Mean()}
-
-    def update_metrics(self, metrics, features, outputs):
-        """Accumulates the loss of one batch of training-layout records."""
-        # The features' keys are fixed when the step is traced: prediction
-        # records have no positions and no loss.
-        if "start_positions" not in features:
-            return
-        start, end = self._position_losses(features, outputs)
-        metrics["eval_loss"].update_state((start + end) / 2.0,
-                                          sample_weight=self._real(features))
-
     def _full_length(self, logits):
         """Pads [batch, seq] logits back to max_seq_length (for batches cut shorter)."""
         padding = [[0, 0], [0, self.max_seq_length - tf.shape(logits)[1]]]
@@ -190,17 +167,18 @@ class QuestionAnsweringTask(Task):
             "is_real_example": real[:, 0],
         }
 
-    def write_predictions(self, predictions, references):
+    def _answers(self, predictions, references, output_dir=None, verbose_logging=False):
         """Each question's answer from its windows' logits, as the original chose it.
 
         Args:
           predictions: finetune.predict()'s dict of predictions() over the
             real windows.
           references: A SquadReferences (its dataset is not needed).
+          output_dir: Where to write the original's files; None: nowhere.
+          verbose_logging: Log the answers not mapped back onto the context.
 
         Returns:
-          squad.write_predictions' (predictions, nbest, null_odds); the files
-          are written to references.output_dir when it is set.
+          squad.write_predictions' (predictions, nbest, null_odds).
         """
         # Rows of the arrays, not lists: postprocessing converts one window's
         # logits at a time, which keeps memory flat on the whole dev set.
@@ -213,7 +191,7 @@ class QuestionAnsweringTask(Task):
             self.max_answer_length, self.do_lower_case,
             version_2_with_negative=self.version_2_with_negative,
             null_score_diff_threshold=self.null_score_diff_threshold,
-            verbose_logging=self.verbose_logging, output_dir=references.output_dir)
+            verbose_logging=verbose_logging, output_dir=output_dir)
 
     def score(self, predictions, references):
         """The official SQuAD metrics of the predicted answers.
@@ -234,10 +212,21 @@ class QuestionAnsweringTask(Task):
         """
         if references.dataset is None:
             raise ValueError("scoring needs the SQuAD json with the gold answers")
-        answers, _, null_odds = self.write_predictions(predictions, references)
+        # No verbose logging here: write_outputs() logs the same answers.
+        answers, _, null_odds = self._answers(predictions, references)
         if self.version_2_with_negative:
             return squad.evaluate(references.dataset, answers, na_probs=null_odds)
         return squad.evaluate_v1(squad.answerable_questions(references.dataset), answers)
+
+    def write_outputs(self, predictions, references, output_dir):
+        """predictions.json, nbest_predictions.json and, for SQuAD 2.0, null_odds.json.
+
+        Args:
+          predictions: finetune.predict()'s dict over the real windows.
+          references: A SquadReferences (its dataset is not needed).
+          output_dir: The folder to write them in.
+        """
+        self._answers(predictions, references, output_dir, self.verbose_logging)
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
                        shapes="dynamic"):

@@ -8,6 +8,9 @@ Face's classifier.weight / classifier.bias, which BertForTokenClassification
 uses too), so a Hugging Face token-classification checkpoint loads as is.
 """
 
+import dataclasses
+import os
+
 import numpy as np
 import tensorflow as tf
 
@@ -19,6 +22,21 @@ from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 keras = tf.keras
 
 _CLASSIFIER = ClassifierHead.checkpoint_key
+
+
+@dataclasses.dataclass
+class TaggingReferences:
+    """What TaggingTask.score() and write_outputs() need besides the predictions.
+
+    Attributes:
+      sentences: The conll.Sentences whose windows were predicted, in file
+        order; score() needs their tags.
+      path: The file they were read from, which write_outputs() copies with
+        a predicted tag column; None when nothing is written.
+    """
+
+    sentences: list
+    path: str | None = None
 
 
 def word_predictions(predictions, sentence_lengths):
@@ -105,20 +123,6 @@ class TaggingTask(Task):
         return {"loss": tf.reduce_sum(self._token_losses(features, outputs))
                 / tf.maximum(tf.reduce_sum(features["label_weights"]), 1.0)}
 
-    def create_metrics(self):
-        """Streaming eval_loss and eval_token_accuracy, over scored words."""
-        return {"eval_loss": keras.metrics.Mean(),
-                "eval_token_accuracy": keras.metrics.SparseCategoricalAccuracy()}
-
-    def update_metrics(self, metrics, features, outputs):
-        """Accumulates one batch; later pieces and padding count for nothing."""
-        weights = features["label_weights"]
-        losses = keras.losses.sparse_categorical_crossentropy(
-            features["label_ids"], outputs["logits"], from_logits=True)
-        metrics["eval_loss"].update_state(losses, sample_weight=weights)
-        metrics["eval_token_accuracy"].update_state(features["label_ids"], outputs["logits"],
-                                                    sample_weight=weights)
-
     def _full_length(self, tensor):
         """Pads [batch, seq, ...] back to max_seq_length, so that batches trimmed to
         different lengths (--dynamic_padding) concatenate."""
@@ -145,19 +149,45 @@ class TaggingTask(Task):
 
         Args:
           predictions: finetune.predict()'s dict over the real windows.
-          references: The true tags of each sentence (lists of strings).
+          references: A TaggingReferences of tagged sentences.
 
         Returns:
           {"eval_precision", "eval_recall", "eval_f1", "eval_<TYPE>_f1", ...,
            "eval_token_accuracy", "eval_loss"}.
         """
-        tag_ids, _ = word_predictions(predictions, [len(tags) for tags in references])
-        predicted = [[self.label_list[i] for i in ids] for ids in tag_ids]
-        metrics = {f"eval_{name}": value
-                   for name, value in conll.entity_scores(references, predicted).items()}
+        true_tags = [list(sentence.tags) for sentence in references.sentences]
+        metrics = {f"eval_{name}": value for name, value in conll.entity_scores(
+            true_tags, self._word_tags(predictions, references)).items()}
         metrics["eval_loss"] = float(np.sum(predictions["token_losses"])
                                      / max(np.sum(predictions["label_weights"]), 1.0))
         return metrics
+
+    def write_outputs(self, predictions, references, output_dir):
+        """<name>_predictions.txt: references.path with a predicted tag column.
+
+        Args:
+          predictions: finetune.predict()'s dict over the real windows.
+          references: A TaggingReferences with the path of the sentences.
+          output_dir: The folder to write it in.
+        """
+        stem = os.path.splitext(os.path.basename(references.path))[0]
+        conll.write_conll(os.path.join(output_dir, f"{stem}_predictions.txt"),
+                          references.sentences, self._word_tags(predictions, references),
+                          references.path)
+
+    def _word_tags(self, predictions, references):
+        """Each word's predicted tag, from the window that scores it.
+
+        Args:
+          predictions: finetune.predict()'s dict over the real windows.
+          references: A TaggingReferences of the sentences they cover.
+
+        Returns:
+          One list of tag strings per sentence.
+        """
+        tag_ids, _ = word_predictions(predictions,
+                                      [len(sentence.words) for sentence in references.sentences])
+        return [[self.label_list[i] for i in ids] for ids in tag_ids]
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
                        shapes="dynamic"):
