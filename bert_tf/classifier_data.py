@@ -9,12 +9,13 @@ original's train.tf_record, so that a TPU reads them from GCS.
 Eval and predict sets are padded with dummy examples (is_real_example = 0) to
 a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
+
+GlueData is run_classifier.py's data for finetune.run.
 """
 
-from absl import logging
-
 from bert_tf import features as feature_contracts
-from bert_tf import io_utils, tfrecord, tokenization
+from bert_tf import finetune_data, glue, tokenization
+from bert_tf.tasks.classification import ClassificationReferences
 
 
 class ClassifierDataError(ValueError):
@@ -59,13 +60,6 @@ def convert_example(example, label_map, max_seq_length, tokenizer, is_regression
     return features
 
 
-def _padding_features(max_seq_length, is_regression):
-    """A dummy example that makes a batch full; it counts in nothing."""
-    zeros = [0] * max_seq_length
-    return {"input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-            "label_ids": 0.0 if is_regression else 0, "is_real_example": 0}
-
-
 def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
                    is_regression=False, pad_to_multiple_of=None):
     """Converts examples and writes them to one TFRecord file, atomically.
@@ -90,14 +84,58 @@ def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
     # fails before anything is written.
     records = [convert_example(e, label_map, max_seq_length, tokenizer, is_regression)
                for e in examples]
-    if pad_to_multiple_of:
-        while len(records) % pad_to_multiple_of:
-            records.append(_padding_features(max_seq_length, is_regression))
-    specs = feature_contracts.classification_features(max_seq_length, is_regression)
-    # Through a temporary file, so that a crash never leaves a truncated file
-    # under a record file's name; in chunks, so that the encoder's arrays stay
-    # small whatever the number of records.
-    with io_utils.atomic_write(path, "wb") as f:
-        tfrecord.write_examples(f, records, specs)
-    logging.info("Wrote %d records (%d real) to %s", len(records), len(examples), path)
-    return len(records)
+    return finetune_data.write_records(
+        path, records, feature_contracts.classification_features(max_seq_length, is_regression),
+        pad_to_multiple_of)
+
+
+class GlueData(finetune_data.FinetuneData):
+    """The splits of one GLUE (or XNLI) task, for run_classifier.py's finetune.run."""
+
+    def __init__(self, processor, tokenizer, max_seq_length, data_dir=None, tfds_name=None):
+        """Describes the data; nothing is read before read().
+
+        Args:
+          processor: The task's glue.DataProcessor.
+          tokenizer: The model's tokenization.FullTokenizer.
+          max_seq_length: The records' sequence length.
+          data_dir: The task's folder of the GLUE download.
+          tfds_name: Instead, a TFDS name such as "glue/mrpc".
+        """
+        self.processor = processor
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.data_dir = data_dir
+        self.tfds_name = tfds_name
+        self.eval_splits = processor.eval_splits
+        self.predict_splits = processor.predict_splits
+        self.examples = {}
+
+    def read(self, splits):
+        """Reads the examples of splits (see glue.read_split for the errors)."""
+        for split in splits:
+            self.examples[split] = glue.read_split(self.processor, split, self.data_dir,
+                                                   self.tfds_name)
+
+    def num_train_examples(self):
+        """The training examples."""
+        return len(self.examples[self.train_split])
+
+    def records(self, split, is_training):
+        """The examples' records (convert_example's); a test set's labels are 0.
+
+        Raises:
+          ClassifierDataError: for a label the task does not have.
+        """
+        del is_training  # The same records train and predict.
+        label_map = {label: i for i, label in enumerate(self.processor.get_labels())}
+        return [convert_example(example, label_map, self.max_seq_length, self.tokenizer,
+                                self.processor.is_regression)
+                for example in self.examples[split]]
+
+    def references(self, split):
+        """A ClassificationReferences; without label ids for a test split."""
+        examples = self.examples[split]
+        labelled = split not in self.processor.predict_splits
+        return ClassificationReferences(
+            self.processor.label_ids(examples) if labelled else None, examples, split)

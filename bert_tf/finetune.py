@@ -1,6 +1,10 @@
 """Fine-tuning, as every task script and the notebook do it.
 
-The steps, in order (after define_finetune_flags() in the script):
+run() takes a task (tasks/) and its data (a finetune_data.FinetuneData) through
+the whole sequence the flags ask for: train, evaluate, predict, export, with
+the results files and the log lines; start() comes before it, and a script is
+its flags, start(), the task, the data and run(). The steps it is made of, in
+order, for a script or a notebook that goes its own way:
   check_actions()   refuses a run with nothing to do; tells an export-only run;
   model_files()     the pretrained model's config, vocab and casing, checked
                     against each other and against max_seq_length;
@@ -40,6 +44,7 @@ from bert_tf import (
     checkpoints,
     distribution,
     export,
+    finetune_data,
     input_pipeline,
     io_utils,
     precision,
@@ -491,3 +496,94 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
                               files.vocab_file, files.do_lower_case, max_seq_length,
                               trainer.inference_policy, shapes)
+
+
+def start(flag_values):
+    """What comes before the task: the model's files, then the strategy.
+
+    Args:
+      flag_values: The parsed flags of define_finetune_flags(),
+        training.define_training_flags(), distribution.define_tpu_flags()
+        and, where the script has them, define_padding_flags().
+
+    Returns:
+      (files, strategy): model_files_from_flags()' ModelFiles and setup()'s
+      strategy.
+
+    Raises:
+      FinetuneError: naming the flag or file that does not fit.
+    """
+    dynamic_padding = "dynamic_padding" in flag_values and flag_values.dynamic_padding
+    if "group_by_length" in flag_values:
+        padding_args(flag_values)  # Refuses --group_by_length alone, before any work.
+    files = model_files_from_flags(flag_values)
+    return files, setup(flag_values, static_shapes=not dynamic_padding)
+
+
+def run(task, data, flag_values, files, strategy):
+    """Fine-tunes, evaluates, predicts and exports, as the flags ask.
+
+    Every split the run needs is read and checked before training, so that a
+    missing file or a bad row in a dev or test set fails now, not after the
+    training. Each split's records are written once, to output_dir on the
+    chief (records_dir()); dev and test records are padded to full batches.
+
+    Args:
+      task: A tasks.Task.
+      data: Its finetune_data.FinetuneData.
+      flag_values: The parsed flags (see start()).
+      files: start()'s ModelFiles.
+      strategy: start()'s strategy.
+
+    Raises:
+      FinetuneError: for a training set that makes no step, or an export
+        alone of a folder without a run.
+    """
+    export_only = check_actions(flag_values)
+    do_eval, do_predict = flag_values.do_eval, flag_values.do_predict
+    data.read(((data.train_split,) if flag_values.do_train else ())
+              + (tuple(data.eval_splits) if do_eval else ())
+              + (tuple(data.predict_splits) if do_predict else ()))
+    num_train_steps, num_warmup_steps = 0, 0
+    if flag_values.do_train:
+        num_train_steps, num_warmup_steps = train_steps(
+            data.num_train_examples(), flag_values.train_batch_size,
+            flag_values.num_train_epochs, flag_values.warmup_proportion)
+    trainer = create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
+        flag_values, max(num_train_steps, 1), num_warmup_steps, strategy),
+        trained_required=export_only)
+    reader_args = padding_args(flag_values) if "dynamic_padding" in flag_values else {}
+
+    def input_fn(folder, split, batch_size, is_training):
+        """Writes one split's records; their input function for the trainer."""
+        path = os.path.join(folder, f"{split}.tf_record")
+        specs = task.feature_specs() if is_training else task.prediction_feature_specs()
+        finetune_data.write_records(path, data.records(split, is_training), specs,
+                                    None if is_training else batch_size)
+        return dataset_fn(input_pipeline.finetuning_dataset, path, batch_size, is_training,
+                          features=specs, **reader_args)
+
+    with records_dir(trainer) as folder:
+        if flag_values.do_train:
+            logging.info("Training on %s: %d steps, %d warmup.", data.describe_training(),
+                         num_train_steps, num_warmup_steps)
+            micro_batch = flag_values.train_batch_size // flag_values.gradient_accumulation_steps
+            trainer.train(input_fn(folder, data.train_split, micro_batch, True),
+                          num_train_steps, flag_values.train_batch_size)
+        if do_eval:
+            results = {}
+            for split in data.eval_splits:
+                metrics, _ = evaluate(
+                    trainer, input_fn(folder, split, flag_values.eval_batch_size, False),
+                    data.references(split))
+                # Several dev sets (MNLI's matched and mismatched) share one file.
+                prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
+                results.update({prefix + name: value for name, value in metrics.items()})
+            write_eval_results(trainer, results)
+        for split in data.predict_splits if do_predict else ():
+            predictions = predict(
+                trainer, input_fn(folder, split, flag_values.predict_batch_size, False))
+            write_outputs(trainer, predictions, data.references(split))
+    if flag_values.export_dir and trainer.is_chief:
+        export_model(flag_values.export_dir, trainer, files, flag_values.max_seq_length,
+                     shapes=flag_values.export_shapes)

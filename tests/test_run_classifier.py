@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
-from absl import app, flags
+from absl import flags
 from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import (
@@ -517,7 +517,7 @@ def test_group_by_length_trains_with_dynamic_padding_only(
     output_dir = tmp_path / "output"
     flag_args = [*small_flags(google_checkpoint, data_dir, output_dir), *task_flags,
                  "--group_by_length"]
-    with pytest.raises(app.UsageError, match="--dynamic_padding"):
+    with pytest.raises(finetune.FinetuneError, match="--dynamic_padding"):
         run_main(*flag_args)
     assert not output_dir.exists()
     run_main(*flag_args, "--dynamic_padding")
@@ -598,7 +598,7 @@ def test_bad_input_gets_a_clear_error(run_main, google_checkpoint, tmp_path, cas
     extra = []
     error = ValueError
     if case == "unknown task":
-        extra, error = ["--task_name=MRPC2"], app.UsageError
+        extra = ["--task_name=MRPC2"]
         message = ("Unknown task 'MRPC2'; known tasks: cola, sst-2, mrpc, qqp, sts-b, mnli, "
                    "qnli, rte, wnli, xnli, ax")
     elif case == "missing file":
@@ -611,24 +611,24 @@ def test_bad_input_gets_a_clear_error(run_main, google_checkpoint, tmp_path, cas
         _append(train, "2\t5\t6\tone sentence\tanother one\n")
         message = f"{train}:4: unknown label '2'; mrpc labels are 0, 1"
     elif case == "long sequences":
-        extra, error = ["--max_seq_length=128"], app.UsageError
+        extra = ["--max_seq_length=128"]
         message = "--max_seq_length=128 exceeds the model's max_position_embeddings=64"
     elif case == "other vocab":
-        extra, error = [f"--vocab_file={OTHER_VOCAB}"], app.UsageError
+        extra = [f"--vocab_file={OTHER_VOCAB}"]
         vocab_size = len(tokenization.load_vocab(OTHER_VOCAB))
         message = (f"the vocab file has {vocab_size} tokens but the model's vocab_size is "
                    f"{len(tokenization.load_vocab(VOCAB))}")
     elif case == "no vocab":
-        extra, error = ["--vocab_file="], app.UsageError
+        extra = ["--vocab_file="]
         message = "--vocab_file is required"
     elif case == "no config":
-        extra, error = ["--init_checkpoint="], app.UsageError
+        extra = ["--init_checkpoint="]
         message = "Give --bert_config_file"
     elif case == "tfds of another task":
-        extra, error = ["--tfds_name=glue/sst2"], app.UsageError
+        extra = ["--tfds_name=glue/sst2"]
         message = "--tfds_name=glue/sst2 is not the task --task_name=MRPC"
     else:
-        extra, error = ["--train_batch_size=4"], app.UsageError
+        extra = ["--train_batch_size=4"]
         message = ("2 train examples at --train_batch_size=4 for --num_train_epochs=1.0 make "
                    "no training step")
     with pytest.raises(error) as raised:

@@ -1,0 +1,133 @@
+"""The data side of fine-tuning, next to the Task protocol: FinetuneData.
+
+finetune.run gives a task its data through this protocol. A family's data
+class says which splits each action reads, reads and checks them, turns a
+split into records of the task's features.py contract, and gives the
+references that the task's score() and write_outputs() take:
+
+  train_split, eval_splits, predict_splits   the splits of --do_train,
+                    --do_eval and --do_predict;
+  read()            reads and checks the splits a run needs, before training;
+  num_train_examples()  what an epoch counts;
+  describe_training()   the training set's size, for the log;
+  records()         a split's feature dicts;
+  references()      what the task scores a split against, or writes its
+                    output files from.
+
+write_records writes any family's records, padded to full batches with the
+one padding row that a features.py contract defines.
+
+It imports neither finetune.py nor tasks/, so that a dataset's data class
+can subclass FinetuneData without an import circle.
+"""
+
+import abc
+
+import numpy as np
+from absl import logging
+
+from bert_tf import io_utils, tfrecord
+
+
+def padding_record(specs):
+    """The record that fills the last batch of a dev or test set: it counts in nothing.
+
+    Args:
+      specs: The records' features.FeatureSpecs.
+
+    Returns:
+      A feature dict of zeros, is_real_example = 0 included.
+    """
+    return {spec.name: 0 if spec.shape == (1,) else np.zeros(spec.shape, np.int64).tolist()
+            for spec in specs}
+
+
+def write_records(path, records, specs, pad_to_multiple_of=None):
+    """Writes records to one TFRecord file, atomically, padded to full batches.
+
+    A TPU needs every batch full: padding records (is_real_example = 0) fill
+    the last batch of a dev or test set, and finetune.predict drops their
+    predictions.
+
+    Args:
+      path: The output file (local or gs://).
+      records: Feature dicts of the specs' layout.
+      specs: The features.FeatureSpecs, in writing order.
+      pad_to_multiple_of: Add padding records up to a multiple of this.
+
+    Returns:
+      The number of records written, padding included.
+    """
+    records = list(records)
+    num_real = len(records)
+    if pad_to_multiple_of:
+        records += [padding_record(specs)] * (-num_real % pad_to_multiple_of)
+    # Through a temporary file, so that a crash never leaves a truncated file
+    # under a record file's name.
+    with io_utils.atomic_write(path, "wb") as f:
+        tfrecord.write_examples(f, records, specs)
+    logging.info("Wrote %d records (%d real) to %s", len(records), num_real, path)
+    return len(records)
+
+
+class FinetuneData(abc.ABC):
+    """One fine-tuning run's data; see the module docstring for the protocol.
+
+    Attributes:
+      train_split: The split --do_train reads.
+      eval_splits: The splits --do_eval scores, in order.
+      predict_splits: The splits --do_predict writes output files of.
+    """
+
+    train_split = "train"
+    eval_splits = ("dev",)
+    predict_splits = ("test",)
+
+    @abc.abstractmethod
+    def read(self, splits):
+        """Reads and checks splits, so that a bad file fails before training.
+
+        Args:
+          splits: The names of the splits this run needs.
+        """
+
+    @abc.abstractmethod
+    def num_train_examples(self):
+        """What one epoch of training counts (examples, windows, ...).
+
+        Returns:
+          An int.
+        """
+
+    def describe_training(self):
+        """The training set's size, for the log ("3668 examples").
+
+        Returns:
+          A string.
+        """
+        return f"{self.num_train_examples()} examples"
+
+    @abc.abstractmethod
+    def records(self, split, is_training):
+        """A split's records.
+
+        Args:
+          split: A split read().
+          is_training: Whether they are the task's training records
+            (task.feature_specs()) or its prediction records
+            (task.prediction_feature_specs()).
+
+        Returns:
+          A list of feature dicts.
+        """
+
+    @abc.abstractmethod
+    def references(self, split):
+        """What the task's score() and write_outputs() take for a split.
+
+        Args:
+          split: An eval or predict split read().
+
+        Returns:
+          The task's references (e.g. tasks.classification.ClassificationReferences).
+        """

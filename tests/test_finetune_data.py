@@ -1,0 +1,48 @@
+"""Tests for bert_tf/finetune_data.py: the one record writer and its padding rule."""
+
+import numpy as np
+
+from bert_tf import features, finetune_data, input_pipeline
+
+
+def _window(sentence_index):
+    return {"input_ids": [2, 7, 3, 0], "input_mask": [1, 1, 1, 0], "segment_ids": [0] * 4,
+            "label_ids": [0, 1, 0, 0], "label_weights": [0.0, 1.0, 0.0, 0.0],
+            "word_ids": [0, 0, 0, 0], "sentence_index": sentence_index, "is_real_example": 1}
+
+
+def test_padding_records_fill_the_last_batch_with_zeros(tmp_path):
+    specs = features.tagging_features(4)
+    path = str(tmp_path / "windows.tf_record")
+    written = finetune_data.write_records(path, [_window(5), _window(6)], specs,
+                                          pad_to_multiple_of=3)
+    assert written == 3
+    [batch] = list(input_pipeline.finetuning_dataset(path, 3, False, specs))
+    assert batch["is_real_example"].numpy()[:, 0].tolist() == [1, 1, 0]
+    assert batch["sentence_index"].numpy()[:, 0].tolist() == [5, 6, 0]
+    for spec in specs:
+        assert not np.any(batch[spec.name].numpy()[2]), spec.name
+    np.testing.assert_array_equal(batch["label_weights"].numpy()[0], [0, 1, 0, 0])
+
+
+def test_without_padding_every_record_is_real(tmp_path):
+    specs = features.tagging_features(4)
+    path = str(tmp_path / "windows.tf_record")
+    assert finetune_data.write_records(path, [_window(0)] * 4, specs) == 4
+    assert finetune_data.padding_record(specs)["sentence_index"] == 0
+    [batch] = list(input_pipeline.finetuning_dataset(path, 4, False, specs))
+    assert batch["is_real_example"].numpy()[:, 0].tolist() == [1, 1, 1, 1]
+
+
+def test_a_padding_record_has_each_features_shape(tmp_path):
+    specs = features.multiple_choice_features(num_choices=2, max_seq_length=4)
+    padding = finetune_data.padding_record(specs)
+    assert np.shape(padding["input_ids"]) == (2, 4)
+    assert padding["is_real_example"] == 0
+    record = dict(padding, input_ids=[[2, 5, 3, 0], [2, 6, 3, 0]], is_real_example=1)
+    path = str(tmp_path / "choices.tf_record")
+    assert finetune_data.write_records(path, [record], specs, pad_to_multiple_of=2) == 2
+    [batch] = list(input_pipeline.finetuning_dataset(path, 2, False, specs))
+    assert batch["input_ids"].shape == (2, 2, 4)
+    np.testing.assert_array_equal(batch["input_ids"].numpy()[0], record["input_ids"])
+    assert not batch["input_ids"].numpy()[1].any()
