@@ -75,19 +75,6 @@ class MultipleChoiceTask(Task):
         return {"loss": tf.reduce_sum(self._per_example_loss(features, outputs) * weights)
                 / tf.maximum(tf.reduce_sum(weights), 1.0)}
 
-    def create_metrics(self):
-        """Streaming eval_loss and eval_accuracy."""
-        return {"eval_loss": keras.metrics.Mean(),
-                "eval_accuracy": keras.metrics.SparseCategoricalAccuracy()}
-
-    def update_metrics(self, metrics, features, outputs):
-        """Accumulates one batch; padding examples count for nothing."""
-        weights = tf.cast(features["is_real_example"][:, 0], tf.float32)
-        metrics["eval_loss"].update_state(self._per_example_loss(features, outputs),
-                                          sample_weight=weights)
-        metrics["eval_accuracy"].update_state(features["label_ids"][:, 0], outputs["logits"],
-                                              sample_weight=weights)
-
     def predictions(self, features, outputs):
         """Returns probabilities [batch, choices] and is_real_example [batch]."""
         return {"predictions": tf.nn.softmax(outputs["logits"], axis=-1),
