@@ -86,8 +86,7 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.", **fv)
     flags.DEFINE_integer("train_batch_size", 32, "Total (global) batch size for training.",
                          lower_bound=1, **fv)
-    flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", lower_bound=1,
-                         **fv)
+    flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", lower_bound=1, **fv)
     flags.DEFINE_float("learning_rate", 5e-5,
                        "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
     flags.register_validator("learning_rate", lambda value: value >= 0,
@@ -425,8 +424,7 @@ class Trainer:
             logging.info("Resumed from %s at step %d", latest, self.global_step)
             return "resumed"
         if init_checkpoint:
-            self.load_report = checkpoints.load_weights(
-                init_checkpoint, self.encoder, self.heads)
+            self.load_report = checkpoints.load_weights(init_checkpoint, self.encoder, self.heads)
             return "initialized"
         logging.info("No checkpoint in %s and no init_checkpoint: random weights.",
                      self.output_dir)
