@@ -9,6 +9,7 @@ Examples:
 
 from absl import flags
 
+import bert_tf.tasks  # noqa: F401  (defines every task's heads, which heads.head_types() finds)
 from bert_tf import checkpoints, cli, heads
 from bert_tf.checkpoint_names import FORMATS
 
@@ -32,7 +33,7 @@ def main(_):
     # cli.run prints it as one line. Nothing is written then.
     report = checkpoints.convert(
         flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format,
-        heads.HEAD_TYPES, flags.FLAGS.bert_config_file)
+        heads.head_types(), flags.FLAGS.bert_config_file)
     print(report.summary())
     print(f"Wrote {flags.FLAGS.output_format} checkpoint to {flags.FLAGS.output}")
 

@@ -18,7 +18,7 @@ SavedModel that takes raw text.
 
 from absl import app, flags
 
-from bert_tf import classifier_data, cli, distribution, finetune, glue, training
+from bert_tf import cli, distribution, finetune, glue, training
 from bert_tf.tasks import ClassificationTask
 
 FLAGS = flags.FLAGS
@@ -53,8 +53,8 @@ def main(_):
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
                               max_seq_length=FLAGS.max_seq_length,
                               label_list=processor.get_labels())
-    data = classifier_data.GlueData(processor, files.tokenizer(), FLAGS.max_seq_length,
-                                    FLAGS.data_dir, FLAGS.tfds_name)
+    data = glue.GlueData(processor, files.tokenizer(), FLAGS.max_seq_length, FLAGS.data_dir,
+                         FLAGS.tfds_name)
     finetune.run(task, data, FLAGS, files, strategy)
 
 

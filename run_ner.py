@@ -24,13 +24,10 @@ column, the predicted tag, for conlleval-style tools. --export_dir writes a
 SavedModel that finds the entities in raw sentences (see predict_entities.py).
 """
 
-import os
+from absl import app, flags
 
-from absl import app, flags, logging
-
-from bert_tf import cli, conll, distribution, finetune, input_pipeline, tagging_data, training
+from bert_tf import cli, conll, distribution, finetune, training
 from bert_tf.tasks import TaggingTask
-from bert_tf.tasks.tagging import TaggingReferences
 
 FLAGS = flags.FLAGS
 
@@ -53,111 +50,22 @@ flags.adopt_module_key_flags(training)
 flags.adopt_module_key_flags(distribution)
 flags.mark_flags_as_required(["output_dir"])
 
-_LABEL_FILE = "label_list.txt"
-
-
-def _split_file(name):
-    """The path of a split in --data_dir; valid.txt may be called dev.txt."""
-    path = os.path.join(FLAGS.data_dir or "", f"{name}.txt")
-    if name == "valid" and not os.path.exists(path):
-        dev = os.path.join(FLAGS.data_dir or "", "dev.txt")
-        path = dev if os.path.exists(dev) else path
-    return path
-
-
-def _label_list(train_sentences):
-    """The tags: --labels, else train.txt's (written to output_dir), else output_dir's."""
-    path = os.path.join(FLAGS.output_dir, _LABEL_FILE)
-    if FLAGS.labels:
-        labels = FLAGS.labels
-    elif train_sentences:
-        labels = conll.label_list(train_sentences)
-    elif os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            return [line.strip() for line in f if line.strip()]
-    else:
-        raise ValueError(f"no {path} from a training run: give --labels or --do_train")
-    return labels
-
 
 def main(_):
-    export_only = finetune.check_actions(FLAGS)
+    finetune.check_actions(FLAGS)
     if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
-    predict_file = FLAGS.predict_file or _split_file("test")
-    # A bad file, flag or tag raises an error that names it; cli.run prints it
-    # as one line.
-    padding = finetune.padding_args(FLAGS)
-    files = finetune.model_files_from_flags(FLAGS)
     stride = FLAGS.window_stride or max((FLAGS.max_seq_length - 2) // 2, 1)
     if not 0 < stride <= FLAGS.max_seq_length - 2:
         raise ValueError(f"--window_stride={stride} must be in 1.."
                          f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")
-    strategy = finetune.setup(FLAGS, static_shapes=not FLAGS.dynamic_padding)
-    # Every file this run needs is read and checked before training.
-    splits = {}
-    if FLAGS.do_train:
-        splits["train"] = (_split_file("train"), conll.read_conll(_split_file("train")))
-    if FLAGS.do_eval:
-        splits["valid"] = (_split_file("valid"), conll.read_conll(_split_file("valid")))
-    if FLAGS.do_predict:
-        splits["predict"] = (predict_file, conll.read_conll(predict_file, has_tags=False))
-    label_list = _label_list(splits.get("train", (None, None))[1])
-    tokenizer = files.tokenizer()
-    # Each split's windows, built once: the training set's number of windows
-    # is the number of examples an epoch has (a long sentence counts as its
-    # windows).
-    windows = {}
-    for name, (path, sentences) in splits.items():
-        ids = ([[0] * len(s.words) for s in sentences] if name == "predict"
-               else tagging_data.tag_ids(sentences, label_list, path))
-        windows[name] = tagging_data.convert_sentences(sentences, ids, tokenizer,
-                                                       FLAGS.max_seq_length, stride)
-    num_train_steps, num_warmup_steps = 0, 0
-    if FLAGS.do_train:
-        num_train_steps, num_warmup_steps = finetune.train_steps(
-            len(windows["train"]), FLAGS.train_batch_size, FLAGS.num_train_epochs,
-            FLAGS.warmup_proportion)
-
-    task = TaggingTask(label_list, FLAGS.max_seq_length)
-    trainer = finetune.create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        FLAGS, max(num_train_steps, 1), num_warmup_steps, strategy), trained_required=export_only)
-    if trainer.is_chief and FLAGS.do_train:
-        with open(os.path.join(FLAGS.output_dir, _LABEL_FILE), "w", encoding="utf-8") as f:
-            f.write("".join(f"{label}\n" for label in label_list))
-
-    def input_fn(records_dir, name, batch_size, is_training):
-        """Writes one split's windows; their input function for the trainer."""
-        path = os.path.join(records_dir, f"{name}.tf_record")
-        tagging_data.write_tfrecord(path, windows[name], FLAGS.max_seq_length,
-                                    None if is_training else batch_size)
-        return finetune.dataset_fn(input_pipeline.finetuning_dataset, path, batch_size,
-                                   is_training, features=task.feature_specs(), **padding)
-
-    with finetune.records_dir(trainer) as records_dir:
-        if FLAGS.do_train:
-            logging.info("Training on %d sentences (%d windows): %d steps, %d warmup.",
-                         len(splits["train"][1]), len(windows["train"]), num_train_steps,
-                         num_warmup_steps)
-            micro_batch = FLAGS.train_batch_size // FLAGS.gradient_accumulation_steps
-            trainer.train(input_fn(records_dir, "train", micro_batch, True), num_train_steps,
-                          FLAGS.train_batch_size)
-        predictions = None
-        if FLAGS.do_eval:
-            metrics, predictions = finetune.evaluate(
-                trainer, input_fn(records_dir, "valid", FLAGS.eval_batch_size, False),
-                TaggingReferences(splits["valid"][1]))
-            finetune.write_eval_results(trainer, metrics)
-        if FLAGS.do_predict:
-            # Predicting the file just evaluated would run the model on it twice.
-            if predictions is None or predict_file != splits["valid"][0]:
-                predictions = finetune.predict(
-                    trainer, input_fn(records_dir, "predict", FLAGS.predict_batch_size, False))
-            finetune.write_outputs(trainer, predictions,
-                                   TaggingReferences(splits["predict"][1], predict_file))
-    if FLAGS.export_dir and trainer.is_chief:
-        finetune.export_model(FLAGS.export_dir, trainer, files, FLAGS.max_seq_length,
-                              FLAGS.export_shapes)
+    files, strategy = finetune.start(FLAGS)
+    data = conll.ConllData(files.tokenizer(), FLAGS.max_seq_length, stride, FLAGS.data_dir,
+                           FLAGS.predict_file, FLAGS.labels, FLAGS.output_dir)
+    # The task's tags come from the training file: read before the task.
+    data.read(finetune.splits_to_read(data, FLAGS))
+    task = TaggingTask(data.labels(), FLAGS.max_seq_length)
+    finetune.run(task, data, FLAGS, files, strategy)
 
 
 if __name__ == "__main__":

@@ -571,7 +571,7 @@ def detect_heads(path, encoder, head_types):
     Args:
       path: A checkpoint path as resolve_checkpoint_path takes it.
       encoder: The BertModel the heads sit on.
-      head_types: The heads.Head classes to look for (heads.HEAD_TYPES).
+      head_types: The heads.Head classes to look for (heads.head_types()).
 
     Returns:
       {checkpoint_key: head} for each head type the checkpoint has.
@@ -638,7 +638,7 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
       input_path: A checkpoint in any format (see resolve_checkpoint_path).
       output_path: A prefix for "google" and "tf2", a folder for "hf".
       output_format: One of FORMATS.
-      head_types: The heads.Head classes to carry over (heads.HEAD_TYPES).
+      head_types: The heads.Head classes to carry over (heads.head_types()).
       bert_config_file: The config, when it is not beside the input.
 
     Returns:

@@ -10,7 +10,7 @@ answer. A user needs nothing but TensorFlow and tensorflow_text to serve it:
   model.signatures["serving_default"](text_a=tf.constant(["Nice movie!"]))
 
 Each task's signatures are listed in its serving module's docstring (for
-classification: tasks/classification.py's ClassifierServingModule).
+classification: tasks/classification.py's ClassificationServingModule).
 """
 
 import json

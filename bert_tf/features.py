@@ -85,8 +85,8 @@ def pretraining_features(max_seq_length, max_predictions_per_seq):
 def classification_features(max_seq_length, is_regression=False):
     """The features of a sentence (pair) classification record.
 
-    These are the original run_classifier.py's, written by
-    classifier_data.write_tfrecord.
+    These are the original run_classifier.py's; glue.convert_example
+    makes them.
 
     Args:
       max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
@@ -144,11 +144,11 @@ def tagging_features(max_seq_length):
     )
 
 
-def squad_features(max_seq_length, is_training):
+def question_answering_features(max_seq_length, is_training):
     """The features of a SQuAD record: one window of one question (run_squad.py).
 
-    The names are the original run_squad.py's; squad.records.write_tfrecord
-    writes them.
+    The names are the original run_squad.py's; squad.window_record makes
+    them.
 
     Args:
       max_seq_length: tokens per window, [CLS] and [SEP]s included.

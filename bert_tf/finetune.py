@@ -520,6 +520,21 @@ def start(flag_values):
     return files, setup(flag_values, static_shapes=not dynamic_padding)
 
 
+def splits_to_read(data, flag_values):
+    """The splits a run reads: --do_train's, --do_eval's and --do_predict's.
+
+    Args:
+      data: A finetune_data.FinetuneData.
+      flag_values: The parsed flags.
+
+    Returns:
+      A tuple of split names, in that order.
+    """
+    return (((data.train_split,) if flag_values.do_train else ())
+            + (tuple(data.eval_splits) if flag_values.do_eval else ())
+            + (tuple(data.predict_splits) if flag_values.do_predict else ()))
+
+
 def run(task, data, flag_values, files, strategy):
     """Fine-tunes, evaluates, predicts and exports, as the flags ask.
 
@@ -527,6 +542,8 @@ def run(task, data, flag_values, files, strategy):
     missing file or a bad row in a dev or test set fails now, not after the
     training. Each split's records are written once, to output_dir on the
     chief (records_dir()); dev and test records are padded to full batches.
+    Splits of one data.source() are predicted once, and their output files
+    written once.
 
     Args:
       task: A tasks.Task.
@@ -540,10 +557,7 @@ def run(task, data, flag_values, files, strategy):
         alone of a folder without a run.
     """
     export_only = check_actions(flag_values)
-    do_eval, do_predict = flag_values.do_eval, flag_values.do_predict
-    data.read(((data.train_split,) if flag_values.do_train else ())
-              + (tuple(data.eval_splits) if do_eval else ())
-              + (tuple(data.predict_splits) if do_predict else ()))
+    data.read(splits_to_read(data, flag_values))
     num_train_steps, num_warmup_steps = 0, 0
     if flag_values.do_train:
         num_train_steps, num_warmup_steps = train_steps(
@@ -552,6 +566,8 @@ def run(task, data, flag_values, files, strategy):
     trainer = create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
         flag_values, max(num_train_steps, 1), num_warmup_steps, strategy),
         trained_required=export_only)
+    if flag_values.do_train and trainer.is_chief:
+        data.write_run_files(trainer.output_dir)
     reader_args = padding_args(flag_values) if "dynamic_padding" in flag_values else {}
 
     def input_fn(folder, split, batch_size, is_training):
@@ -563,27 +579,43 @@ def run(task, data, flag_values, files, strategy):
         return dataset_fn(input_pipeline.finetuning_dataset, path, batch_size, is_training,
                           features=specs, **reader_args)
 
+    predictions, written = {}, set()
+
+    def predict_split(folder, split, batch_size):
+        """predict() of a split, once per data.source()."""
+        if data.source(split) not in predictions:
+            logging.info("Predicting %s (%s).", data.describe(split), split)
+            predictions[data.source(split)] = predict(
+                trainer, input_fn(folder, split, batch_size, False))
+        return predictions[data.source(split)]
+
+    def write_split_outputs(split):
+        """write_outputs() of a split, once per data.source()."""
+        if data.source(split) not in written:
+            written.add(data.source(split))
+            write_outputs(trainer, predictions[data.source(split)], data.references(split))
+
     with records_dir(trainer) as folder:
         if flag_values.do_train:
-            logging.info("Training on %s: %d steps, %d warmup.", data.describe_training(),
+            logging.info("Training on %s: %d steps, %d warmup.", data.describe(data.train_split),
                          num_train_steps, num_warmup_steps)
             micro_batch = flag_values.train_batch_size // flag_values.gradient_accumulation_steps
             trainer.train(input_fn(folder, data.train_split, micro_batch, True),
                           num_train_steps, flag_values.train_batch_size)
-        if do_eval:
+        if flag_values.do_eval:
             results = {}
             for split in data.eval_splits:
-                metrics, _ = evaluate(
-                    trainer, input_fn(folder, split, flag_values.eval_batch_size, False),
-                    data.references(split))
+                split_predictions = predict_split(folder, split, flag_values.eval_batch_size)
+                if data.eval_writes_outputs:
+                    write_split_outputs(split)
+                metrics = task.score(split_predictions, data.references(split))
                 # Several dev sets (MNLI's matched and mismatched) share one file.
                 prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
                 results.update({prefix + name: value for name, value in metrics.items()})
             write_eval_results(trainer, results)
-        for split in data.predict_splits if do_predict else ():
-            predictions = predict(
-                trainer, input_fn(folder, split, flag_values.predict_batch_size, False))
-            write_outputs(trainer, predictions, data.references(split))
+        for split in data.predict_splits if flag_values.do_predict else ():
+            predict_split(folder, split, flag_values.predict_batch_size)
+            write_split_outputs(split)
     if flag_values.export_dir and trainer.is_chief:
         export_model(flag_values.export_dir, trainer, files, flag_values.max_seq_length,
                      shapes=flag_values.export_shapes)

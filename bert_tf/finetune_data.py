@@ -7,12 +7,18 @@ references that the task's score() and write_outputs() take:
 
   train_split, eval_splits, predict_splits   the splits of --do_train,
                     --do_eval and --do_predict;
+  eval_writes_outputs   whether scoring a split writes its output files too;
   read()            reads and checks the splits a run needs, before training;
   num_train_examples()  what an epoch counts;
-  describe_training()   the training set's size, for the log;
+  describe()        a split's size, for the log;
+  source()          which splits are the same input, predicted once;
   records()         a split's feature dicts;
   references()      what the task scores a split against, or writes its
-                    output files from.
+                    output files from;
+  write_run_files() what a later run of the same output_dir reads back.
+
+Each dataset package has its data class: glue.GlueData, conll.ConllData,
+squad.SquadData.
 
 write_records writes any family's records, padded to full batches with the
 one padding row that a features.py contract defines.
@@ -77,15 +83,22 @@ class FinetuneData(abc.ABC):
       train_split: The split --do_train reads.
       eval_splits: The splits --do_eval scores, in order.
       predict_splits: The splits --do_predict writes output files of.
+      eval_writes_outputs: Whether --do_eval writes a split's output files
+        too, before scoring it (SQuAD's official script scores
+        predictions.json).
     """
 
     train_split = "train"
     eval_splits = ("dev",)
     predict_splits = ("test",)
+    eval_writes_outputs = False
 
     @abc.abstractmethod
     def read(self, splits):
-        """Reads and checks splits, so that a bad file fails before training.
+        """Reads and checks the splits not read yet, so that a bad file fails before training.
+
+        A split already read is not read again: a script may read before
+        finetune.run does (run_ner.py's tags come from its training file).
 
         Args:
           splits: The names of the splits this run needs.
@@ -99,13 +112,27 @@ class FinetuneData(abc.ABC):
           An int.
         """
 
-    def describe_training(self):
-        """The training set's size, for the log ("3668 examples").
+    @abc.abstractmethod
+    def describe(self, split):
+        """A split's size, for the log ("3668 examples").
+
+        Args:
+          split: A split read().
 
         Returns:
           A string.
         """
-        return f"{self.num_train_examples()} examples"
+
+    def source(self, split):
+        """What a split reads: two splits of one source are predicted once.
+
+        Args:
+          split: A split read().
+
+        Returns:
+          A hashable; by default the split's name.
+        """
+        return split
 
     @abc.abstractmethod
     def records(self, split, is_training):
@@ -131,3 +158,13 @@ class FinetuneData(abc.ABC):
         Returns:
           The task's references (e.g. tasks.classification.ClassificationReferences).
         """
+
+    def write_run_files(self, output_dir):
+        """Writes what a later run of the same output_dir reads back; by default nothing.
+
+        finetune.run calls it on the chief of a training run.
+
+        Args:
+          output_dir: The run's folder.
+        """
+        del output_dir  # Most data keeps nothing between runs.

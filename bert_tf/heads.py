@@ -3,9 +3,9 @@
 Each head keeps the original's weight shapes and declares its own names in
 the three checkpoint formats (Head.weight_names), so checkpoints.py loads,
 saves and converts it without a table of its own. A new head is one new
-class plus one more edit: adding the class to HEAD_TYPES at the end of this
-module, the heads convert_checkpoint.py looks for in a checkpoint. Loading
-and saving in a run need only the task's create_heads(). Heads return
+class and no other edit: loading and saving in a run need only the task's
+create_heads(), and convert_checkpoint.py looks for every Head subclass
+(head_types()) in a checkpoint. Heads return
 float32 logits under any mixed-precision policy, because the losses need
 the full range. (Inside call() Keras hands out variables in the compute
 dtype, hence the explicit float32 casts of the biases.)
@@ -317,6 +317,20 @@ class SpanHead(Head):
         return logits[:, :, 0], logits[:, :, 1]
 
 
-# Every head bert_tf defines: what convert_checkpoint.py looks for in a
-# checkpoint. Not filled in by itself: a new head class must be added here.
-HEAD_TYPES = (MaskedLMHead, NextSentenceHead, ClassifierHead, SpanHead)
+def head_types():
+    """Every Head subclass defined so far: what convert_checkpoint.py looks for.
+
+    Python keeps each class's subclasses, so a head needs no list to be
+    added to; a head in a module of its own counts once that module is
+    imported (convert_checkpoint.py imports bert_tf.tasks, and with it every
+    task's heads).
+
+    Returns:
+      A tuple of classes, subclasses after their parents.
+    """
+    found, pending = [], list(Head.__subclasses__())
+    while pending:
+        head_type = pending.pop(0)
+        found.append(head_type)
+        pending += head_type.__subclasses__()
+    return tuple(found)

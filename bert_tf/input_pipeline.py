@@ -7,7 +7,7 @@ writers share; `parsing_spec` turns a contract into TensorFlow's parsing spec.
 import tensorflow as tf
 
 from bert_tf.dynamic_masking import mask_batches
-from bert_tf.features import classification_features, pretraining_features
+from bert_tf.features import pretraining_features
 
 
 def parsing_spec(features):
@@ -199,29 +199,6 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
             dataset, dynamic_masking, max_predictions_per_seq, seed,
             input_context.input_pipeline_id if input_context else 0)
     return dataset.prefetch(tf.data.AUTOTUNE)
-
-
-def classification_dataset(input_patterns, batch_size, max_seq_length, is_training,
-                           is_regression=False, **kwargs):
-    """Reads classification TFRecords (classifier_data's) into batches.
-
-    Args:
-      input_patterns: comma-separated file patterns, or a list of patterns.
-      batch_size: records per batch of this pipeline.
-      max_seq_length: the length the files were written with.
-      is_training: whether to repeat and shuffle.
-      is_regression: whether label_ids are float scores.
-      **kwargs: finetuning_dataset's other arguments.
-
-    Returns:
-      finetuning_dataset's dataset: input_ids, input_mask, segment_ids int32
-      [batch_size, max_seq_length] (or shorter when trimmed); label_ids
-      [batch_size, 1] (int32, or float32 for regression); is_real_example
-      int32 [batch_size, 1].
-    """
-    return finetuning_dataset(input_patterns, batch_size, is_training,
-                              classification_features(max_seq_length, is_regression),
-                              **kwargs)
 
 
 def finetuning_dataset(input_patterns, batch_size, is_training, features, input_context=None,

@@ -319,9 +319,9 @@ RECORDS_PER_WRITE = 4096
 def write_examples(file, records, specs):
     """Encodes feature dicts as tf.train.Examples and writes them to an open file.
 
-    The fine-tuning writers (classifier_data, tagging_data, squad.records)
-    build their records as dicts and write them through this, into a file
-    that io_utils.atomic_write opened.
+    finetune_data.write_records, the fine-tuning writer, writes every
+    family's records (dicts) through this, into a file that
+    io_utils.atomic_write opened.
 
     Args:
       file: A binary file object.

@@ -1,5 +1,6 @@
 """Tests for bert_tf.checkpoints: three formats, one name table, clear errors."""
 
+import gc
 import json
 import os
 import subprocess
@@ -13,7 +14,14 @@ from bert_tf import checkpoints
 from bert_tf.checkpoint_names import FORMATS, encoder_weight_names
 from bert_tf.checkpoints import CheckpointError
 from bert_tf.config import BertConfig
-from bert_tf.heads import HEAD_TYPES, ClassifierHead, MaskedLMHead, NextSentenceHead
+from bert_tf.heads import (
+    ClassifierHead,
+    Head,
+    MaskedLMHead,
+    NextSentenceHead,
+    SpanHead,
+    head_types,
+)
 from bert_tf.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, TaggingTask
 
@@ -85,15 +93,30 @@ def test_pretrained_into_classifier_reports_new_head_and_unused_heads(tmp_path, 
     assert report.initialized == ["output_weights", "output_bias"]
     assert "cls/predictions/output_bias" in report.skipped
     assert "Left at initial values (2): output_weights, output_bias" in report.summary()
-    found = checkpoints.detect_heads(str(tmp_path), BertModel(tiny_config), HEAD_TYPES)
+    found = checkpoints.detect_heads(str(tmp_path), BertModel(tiny_config), head_types())
     assert sorted(found) == ["mlm", "nsp"]
+
+
+def test_a_new_head_class_is_looked_for_with_no_list_to_edit():
+    assert head_types() == (MaskedLMHead, NextSentenceHead, ClassifierHead, SpanHead)
+
+    class QualityHead(Head):
+        checkpoint_key = "quality"
+
+    class FinerClassifierHead(ClassifierHead):
+        checkpoint_key = "finer_classifier"
+
+    assert head_types()[4:] == (QualityHead, FinerClassifierHead)
+    del QualityHead, FinerClassifierHead
+    gc.collect()  # Python's list of subclasses holds them weakly.
+    assert len(head_types()) == 4
 
 
 def test_detect_heads_sizes_the_classifier(tmp_path, tiny_config):
     encoder = BertModel(tiny_config)
     checkpoints.save_hf_folder(str(tmp_path), encoder,
                                {"classifier": ClassifierHead(tiny_config, num_labels=3)})
-    found = checkpoints.detect_heads(str(tmp_path), encoder, HEAD_TYPES)
+    found = checkpoints.detect_heads(str(tmp_path), encoder, head_types())
     assert list(found) == ["classifier"] and found["classifier"].num_labels == 3
 
 
@@ -111,7 +134,7 @@ def test_partly_stored_head_is_an_error(tmp_path, tiny_config):
     encoder = BertModel(tiny_config)
     expected = "mlm head is incomplete: it lacks 'cls/predictions/transform/dense/kernel'"
     with pytest.raises(CheckpointError, match=expected):
-        checkpoints.detect_heads(str(tmp_path / "model.ckpt"), encoder, HEAD_TYPES)
+        checkpoints.detect_heads(str(tmp_path / "model.ckpt"), encoder, head_types())
     with pytest.raises(CheckpointError, match=expected):
         checkpoints.load_weights(str(tmp_path / "model.ckpt"), encoder,
                                  {"mlm": MaskedLMHead(tiny_config,
@@ -265,7 +288,7 @@ def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_confi
     task = ClassificationTask(3, label_list=labels)
     (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps(
         {"config": task.hf_config(), "do_lower_case": False}))
-    checkpoints.convert(str(run / "model"), str(tmp_path / "hf"), "hf", HEAD_TYPES)
+    checkpoints.convert(str(run / "model"), str(tmp_path / "hf"), "hf", head_types())
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert config["architectures"] == ["BertForSequenceClassification"]
     assert config["id2label"] == {"0": "contradiction", "1": "entailment", "2": "neutral"}
@@ -278,7 +301,7 @@ def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_confi
     # A tagging run's folder says token classification; the weights alone cannot.
     tags = TaggingTask(["O", "B-PER", "I-PER"])
     (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps({"config": tags.hf_config()}))
-    checkpoints.convert(str(run / "model"), str(tmp_path / "ner"), "hf", HEAD_TYPES)
+    checkpoints.convert(str(run / "model"), str(tmp_path / "ner"), "hf", head_types())
     config = json.loads((tmp_path / "ner" / "config.json").read_text())
     assert config["architectures"] == ["BertForTokenClassification"]
     assert config["id2label"]["1"] == "B-PER"
@@ -288,13 +311,13 @@ def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_confi
 
     # Without the run's settings: the class from the heads, transformers' label names.
     (run / checkpoints.HF_SETTINGS_FILE).unlink()
-    checkpoints.convert(str(run / "model"), str(tmp_path / "bare"), "hf", HEAD_TYPES)
+    checkpoints.convert(str(run / "model"), str(tmp_path / "bare"), "hf", head_types())
     config = json.loads((tmp_path / "bare" / "config.json").read_text())
     assert config["architectures"] == ["BertForSequenceClassification"]
     assert config["id2label"] == {"0": "LABEL_0", "1": "LABEL_1", "2": "LABEL_2"}
     pretraining = tmp_path / "pretraining"
     checkpoints.save_tf2_checkpoint(str(pretraining / "model"), *_pretraining_model(tiny_config))
-    checkpoints.convert(str(pretraining / "model"), str(tmp_path / "pt"), "hf", HEAD_TYPES)
+    checkpoints.convert(str(pretraining / "model"), str(tmp_path / "pt"), "hf", head_types())
     assert json.loads((tmp_path / "pt" / "config.json").read_text())["architectures"] == [
         "BertForPreTraining"]
 

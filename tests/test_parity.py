@@ -12,7 +12,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import checkpoints, tokenization
-from bert_tf.heads import HEAD_TYPES
+from bert_tf.heads import head_types
 from bert_tf.modeling import BertModel
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_minilm.npz")
@@ -61,7 +61,7 @@ def test_hf_weights_match_transformers(minilm_folder, reference):
 def test_google_format_round_trip_matches(minilm_folder, reference, tmp_path):
     outputs, _ = _encode(minilm_folder, reference)
     prefix = str(tmp_path / "bert_model.ckpt")
-    checkpoints.convert(minilm_folder, prefix, "google", HEAD_TYPES)
+    checkpoints.convert(minilm_folder, prefix, "google", head_types())
     names = {name for name, _ in tf.train.list_variables(prefix)}
     assert "bert/encoder/layer_0/attention/self/query/kernel" in names
     assert "bert/pooler/dense/kernel" in names

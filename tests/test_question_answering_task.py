@@ -15,10 +15,9 @@ import tensorflow as tf
 from safetensors.numpy import load_file
 
 from bert_tf import checkpoints, squad, tokenization
-from bert_tf.heads import HEAD_TYPES, SpanHead
+from bert_tf.heads import SpanHead, head_types
 from bert_tf.modeling import BertModel
 from bert_tf.tasks import QuestionAnsweringTask, question_answering
-from bert_tf.tasks.question_answering import SquadReferences
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 
@@ -66,7 +65,7 @@ def test_span_head_round_trips_through_every_format(tmp_path, tiny_config, tiny_
     assert shapes["cls/squad/output_weights"] == [2, 64]
     assert shapes["cls/squad/output_bias"] == [2]
 
-    checkpoints.convert(google, str(tmp_path / "hf"), "hf", HEAD_TYPES)
+    checkpoints.convert(google, str(tmp_path / "hf"), "hf", head_types())
     tensors = load_file(str(tmp_path / "hf" / "model.safetensors"))
     # BertForQuestionAnswering's names, [out, in] as ours: not transposed.
     np.testing.assert_array_equal(tensors["qa_outputs.weight"],
@@ -75,15 +74,15 @@ def test_span_head_round_trips_through_every_format(tmp_path, tiny_config, tiny_
     assert "bert.embeddings.word_embeddings.weight" in tensors
 
     checkpoints.convert(str(tmp_path / "hf"), str(tmp_path / "tf2" / "model"), "tf2",
-                        HEAD_TYPES)
+                        head_types())
     tf2_names = dict(tf.train.list_variables(str(tmp_path / "tf2")))
     assert "squad/output_weights/.ATTRIBUTES/VARIABLE_VALUE" in tf2_names
     checkpoints.convert(str(tmp_path / "tf2"), str(tmp_path / "back" / "model.ckpt"),
-                        "google", HEAD_TYPES)
+                        "google", head_types())
 
     for folder in ("google", "hf", "tf2", "back"):
         found = checkpoints.detect_heads(str(tmp_path / folder), BertModel(tiny_config),
-                                         HEAD_TYPES)
+                                         head_types())
         assert list(found) == ["squad"] and isinstance(found["squad"], SpanHead)
         target = _span_model(tiny_config)
         report = checkpoints.load_weights(str(tmp_path / folder), *target)
@@ -205,7 +204,7 @@ def test_score_runs_the_official_metrics_on_the_chosen_answers(tmp_path, version
                                  max_query_length=8)
     output_dir = tmp_path / "out"
     output_dir.mkdir()
-    references = SquadReferences(examples, features, path)
+    references = squad.SquadReferences(examples, features, path)
     metrics = task.score(_gold_logits(features, 24), references)
     task.write_outputs(_gold_logits(features, 24), references, str(output_dir))
     predictions = json.loads((output_dir / "predictions.json").read_text())

@@ -29,7 +29,6 @@ from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import (
     checkpoints,
-    classifier_data,
     finetune,
     glue,
     input_pipeline,
@@ -499,7 +498,7 @@ def test_dynamic_padding_trains_and_predicts_as_full_padding(
         outputs[dynamic] = output_dir
         # Train, eval and predict each trace the trimming once, or not at all.
         assert len(trimmed_pipelines) == (3 if dynamic else 0)
-    records = classifier_data_lengths(outputs[True] / "train.tf_record")
+    records = record_lengths(outputs[True] / "train.tf_record")
     assert records == list(range(3, 31, 3))
     full, trimmed = (read_results(outputs[d] / "eval_results.txt") for d in (False, True))
     assert full["global_step"] == trimmed["global_step"] == 5
@@ -526,7 +525,7 @@ def test_group_by_length_trains_with_dynamic_padding_only(
     assert len(read_tsv(output_dir / "test_results.tsv")) == 5
 
 
-def classifier_data_lengths(path):
+def record_lengths(path):
     """The real tokens of every record in a classification TFRecord."""
     spec = {"input_mask": tf.io.FixedLenFeature([64], tf.int64)}
     return [int(tf.io.parse_single_example(r, spec)["input_mask"].numpy().sum())
@@ -645,8 +644,8 @@ def test_an_unknown_label_in_records_names_the_example(run_main, google_checkpoi
     def examples(processor, split, data_dir=None, tfds_name=None):
         return [glue.InputExample(f"{split}-0", "the king", "the man", "maybe")]
 
-    monkeypatch.setattr(glue, "read_split", examples)
-    with pytest.raises(classifier_data.ClassifierDataError,
+    monkeypatch.setattr(glue.records, "read_split", examples)
+    with pytest.raises(glue.GlueDataError,
                        match="example train-0: unknown label 'maybe'; known: 0, 1"):
         run_main("--task_name=MRPC", "--do_train",
                  *small_flags(google_checkpoint, tmp_path, tmp_path / "output"),

@@ -16,8 +16,8 @@ from bert_tf import serving, text_ops, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.heads import ClassifierHead
 from bert_tf.modeling import BertModel
-from bert_tf.tasks.classification import ClassifierServingModule
-from bert_tf.tasks.tagging import TaggerServingModule
+from bert_tf.tasks.classification import ClassificationServingModule
+from bert_tf.tasks.tagging import TaggingServingModule
 
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
                      "pretraining_vocab.txt")
@@ -69,7 +69,7 @@ def test_classifier_outputs_do_not_depend_on_the_shapes():
     encoder, head = _model(3)
     outputs = {}
     for shapes in serving.SHAPES:
-        module = ClassifierServingModule(encoder, head, VOCAB, True, SEQ, shapes=shapes)
+        module = ClassificationServingModule(encoder, head, VOCAB, True, SEQ, shapes=shapes)
         outputs[shapes] = (module.single(tf.constant(SENTENCES[:3])),
                            module.pair(tf.constant(SENTENCES), tf.constant(SENTENCES[::-1])))
     for dynamic, static in zip(outputs["dynamic"], outputs["static"], strict=True):
@@ -84,7 +84,7 @@ def test_tagger_outputs_do_not_depend_on_the_shapes():
     encoder, head = _model(len(TAGS))
     outputs = {}
     for shapes in serving.SHAPES:
-        module = TaggerServingModule(encoder, head, TAGS, VOCAB, True, SEQ, shapes=shapes)
+        module = TaggingServingModule(encoder, head, TAGS, VOCAB, True, SEQ, shapes=shapes)
         outputs[shapes] = module.tag(tf.constant(SENTENCES))
     dynamic, static = outputs["dynamic"], outputs["static"]
     assert int(tf.reduce_sum(static["num_entities"])) > 2

@@ -2,14 +2,15 @@
 and the TFRecords they are written to."""
 
 import dataclasses
+import json
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import input_pipeline, tokenization
-from bert_tf.features import squad_features
+from bert_tf import finetune_data, input_pipeline, tokenization
+from bert_tf.features import question_answering_features
 from bert_tf.squad import reading, records, windows
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
@@ -189,7 +190,7 @@ def test_settings_that_leave_no_room_or_never_advance_are_refused(tokenizer):
 
 
 def _read_records(path, max_seq_length, is_training):
-    spec = input_pipeline.parsing_spec(squad_features(max_seq_length, is_training))
+    spec = input_pipeline.parsing_spec(question_answering_features(max_seq_length, is_training))
     return [{k: v.numpy() for k, v in tf.io.parse_single_example(r, spec).items()}
             for r in tf.data.TFRecordDataset(path)]
 
@@ -200,7 +201,10 @@ def test_records_hold_the_windows_then_padding(tokenizer, tmp_path, is_training)
     features, _ = windows.convert_examples_to_features(
         [example], tokenizer, 10, 3, 4, is_training=is_training)
     path = str(tmp_path / "squad.tf_record")
-    assert records.write_tfrecord(path, features, 10, is_training, pad_to_multiple_of=3) == 4
+    written = finetune_data.write_records(
+        path, [records.window_record(f, 10, is_training) for f in features],
+        question_answering_features(10, is_training), pad_to_multiple_of=3)
+    assert len(features) == 4 and written == 6
     read = _read_records(path, 10, is_training)
     assert len(read) == 6
     for record, feature in zip(read, features, strict=False):
@@ -218,10 +222,49 @@ def test_records_hold_the_windows_then_padding(tokenizer, tmp_path, is_training)
         assert not padding["input_mask"].any()
 
 
-def test_training_records_need_answer_positions(tokenizer, tmp_path):
+def test_training_records_need_answer_positions_and_the_length(tokenizer):
     features, _ = windows.convert_examples_to_features(
         [_example(CONTEXT)], tokenizer, 10, 3, 4, is_training=False)
-    path = tmp_path / "train.tf_record"
     with pytest.raises(ValueError, match="is_training=True"):
-        records.write_tfrecord(str(path), features, 10, is_training=True)
-    assert not path.exists()
+        records.window_record(features[0], 10, is_training=True)
+    with pytest.raises(ValueError, match="has 10 tokens, not max_seq_length=12"):
+        records.window_record(features[0], 12, is_training=False)
+
+
+def _squad_file(path, questions):
+    """A SQuAD 1.1 json of one paragraph (CONTEXT): {id: answer text}."""
+    qas = [{"id": qid, "question": "What did he buy?",
+            "answers": [{"text": answer, "answer_start": CONTEXT.index(answer)}]}
+           for qid, answer in questions.items()]
+    data = {"version": "1.1",
+            "data": [{"title": "t", "paragraphs": [{"context": CONTEXT, "qas": qas}]}]}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("epoch_unit, per_epoch", [("questions", 3), ("windows", 12)])
+def test_squad_data_counts_an_epoch_and_lets_the_training_windows_go(tokenizer, tmp_path,
+                                                                     epoch_unit, per_epoch):
+    train = _squad_file(tmp_path / "train.json", {"a": "gallon", "b": "store", "c": "man"})
+    dev = _squad_file(tmp_path / "dev.json", {"d": "gallon"})
+    # 12 tokens a window, 4 of them context: 3 questions x 4 windows.
+    data = records.SquadData(tokenizer, 12, 3, 4, train_file=train, predict_file=dev,
+                             epoch_unit=epoch_unit)
+    data.read(["train", "eval"])
+    data.read(["train"])  # Read once.
+    assert data.num_train_examples() == per_epoch
+    assert data.describe("train") == "3 questions in 12 windows"
+    train_records = data.records("train", True)
+    assert len(train_records) == 12 and "start_positions" in train_records[0]
+    assert "train" not in data.windows and data.describe("train") == "3 questions in 12 windows"
+    references = data.references("eval")
+    assert [e.qas_id for e in references.examples] == ["d"] and references.dataset == dev
+    assert [r["unique_ids"] for r in data.records("eval", False)] == [
+        w.unique_id for w in references.windows]
+
+
+def test_squad_data_refuses_a_predict_file_without_questions(tokenizer, tmp_path):
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps({"version": "1.1", "data": []}), encoding="utf-8")
+    with pytest.raises(ValueError, match="empty.json: no question to predict"):
+        records.SquadData(tokenizer, 12, 3, 4, predict_file=str(path)).read(["eval"])

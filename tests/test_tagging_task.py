@@ -9,7 +9,6 @@ import tensorflow as tf
 from bert_tf import conll, text_ops
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks import TaggingTask, tagging
-from bert_tf.tasks.tagging import TaggingReferences
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
@@ -77,7 +76,7 @@ def test_score_is_conlleval_entity_f1_of_the_words(tmp_path):
     references = [["B-LOC", "I-LOC", "O"], ["B-PER", "I-PER"]]
     sentences = _sentences(tmp_path / "valid.txt")
     assert [list(s.tags) for s in sentences] == references
-    metrics = task.score(_window_predictions(), TaggingReferences(sentences))
+    metrics = task.score(_window_predictions(), conll.ConllReferences(sentences))
     predicted = [["B-LOC", "I-LOC", "B-PER"], ["B-PER", "I-PER"]]
     expected = conll.entity_scores(references, predicted)
     assert metrics["eval_f1"] == pytest.approx(expected["f1"])
@@ -89,7 +88,7 @@ def test_score_is_conlleval_entity_f1_of_the_words(tmp_path):
 
 def test_outputs_are_the_file_with_a_predicted_tag_column(tmp_path):
     path = tmp_path / "test.txt"
-    references = TaggingReferences(_sentences(path), str(path))
+    references = conll.ConllReferences(_sentences(path), str(path))
     output_dir = tmp_path / "out"
     output_dir.mkdir()
     TaggingTask(LABELS).write_outputs(_window_predictions(), references, str(output_dir))

@@ -7,24 +7,46 @@ checks it: a bad line is a `ConllDataError` that gives `path:line`.
 `label_list` orders the tags for a model's label ids. `entity_scores` scores
 predicted tags with conlleval's entity-level precision, recall and F1, and
 `write_conll` writes the input file back with a predicted tag column.
+`ConllData` gives finetune.run a run's files as the records of their
+sentences' windows (`convert_sentences`).
 
 The modules, each importing only those above it:
   reading.py: files -> Sentence (ConllDataError), label_list;
   metrics.py: entity_spans and entity_scores, conlleval's rules;
-  writing.py: write_conll, through bert_tf.io_utils.atomic_write.
+  writing.py: write_conll, through bert_tf.io_utils.atomic_write;
+  records.py: sentences -> word pieces -> windows -> tagging records;
+    ConllData and ConllReferences.
 """
 
 from bert_tf.conll.metrics import entity_scores, entity_spans
 from bert_tf.conll.reading import ConllDataError, Sentence, label_list, read_conll
+from bert_tf.conll.records import (
+    LABEL_FILE,
+    ConllData,
+    ConllReferences,
+    convert_sentence,
+    convert_sentences,
+    tag_ids,
+    windows,
+    word_pieces,
+)
 from bert_tf.conll.writing import write_conll
 
 __all__ = [
+    "LABEL_FILE",
+    "ConllData",
     "ConllDataError",
+    "ConllReferences",
     "Sentence",
+    "convert_sentence",
+    "convert_sentences",
     "entity_scores",
     "entity_spans",
     "label_list",
     "read_conll",
+    "tag_ids",
+    "windows",
+    "word_pieces",
     "write_conll",
 ]
 

@@ -8,7 +8,8 @@ from TensorFlow Datasets. `compute_metrics` scores predictions with the
 metrics GLUE reports for the task, in numpy only, and `evaluation_metrics`
 gives the numbers of run_classifier.py's eval_results.txt. `write_test_results`
 and `write_submission` write the original's test_results.tsv and a GLUE
-submission file, each only once it is complete.
+submission file, each only once it is complete. `GlueData` gives
+finetune.run a task's splits as classification records (`convert_example`).
 
 The modules, each importing only those above it:
   reading.py: TSV files -> rows with line numbers (GlueDataError);
@@ -18,7 +19,8 @@ The modules, each importing only those above it:
   tfds.py: examples_from_tfds;
   splits.py: read_split, from the TSV files or TFDS;
   scoring.py: compute_metrics and evaluation_metrics;
-  submission.py: write_test_results and write_submission.
+  submission.py: write_test_results and write_submission;
+  records.py: examples -> classification records; GlueData and GlueReferences.
 
 Everything public is re-exported here: `from bert_tf import glue` and
 `glue.get_processor("MRPC")`.
@@ -48,6 +50,7 @@ from bert_tf.glue.processors import (
     get_processor,
 )
 from bert_tf.glue.reading import GlueDataError, read_tsv
+from bert_tf.glue.records import GlueData, GlueReferences, convert_example, write_tfrecord
 from bert_tf.glue.scoring import compute_metrics, evaluation_metrics
 from bert_tf.glue.splits import read_split
 from bert_tf.glue.submission import write_submission, write_test_results
@@ -58,7 +61,9 @@ __all__ = [
     "AxProcessor",
     "ColaProcessor",
     "DataProcessor",
+    "GlueData",
     "GlueDataError",
+    "GlueReferences",
     "InputExample",
     "MnliProcessor",
     "MrpcProcessor",
@@ -72,6 +77,7 @@ __all__ = [
     "XnliProcessor",
     "accuracy",
     "compute_metrics",
+    "convert_example",
     "evaluation_metrics",
     "examples_from_tfds",
     "f1_score",
@@ -83,4 +89,5 @@ __all__ = [
     "spearman_corrcoef",
     "write_submission",
     "write_test_results",
+    "write_tfrecord",
 ]

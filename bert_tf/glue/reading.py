@@ -18,7 +18,8 @@ _READ_CHUNK_BYTES = 1 << 20
 class GlueDataError(ValueError):
     """A data file whose rows do not fit its task's layout.
 
-    The message starts with `path:line:` so that an editor can jump to the row.
+    The message starts with `path:line:` so that an editor can jump to the
+    row, or, for an example read through TFDS, with the example's guid.
 
     Args:
       message: What is wrong, prefixed with the file and the 1-based line.

@@ -5,8 +5,9 @@
 file is a `SquadDataError` that names the file and the question id or JSON
 location. `convert_examples_to_features` cuts each example into the
 original's `[CLS] question [SEP] context span [SEP]` windows (`InputFeatures`),
-tokenizing each distinct context and word once; `write_tfrecord` writes them
-as the records of `features.squad_features`. `write_predictions` turns the
+tokenizing each distinct context and word once; `window_record` makes each
+the record of `features.question_answering_features`, and `SquadData` gives finetune.run
+a run's files as those records. `write_predictions` turns the
 windows' start and end logits back into answer texts, n-best lists and null
 odds, as the original does; `evaluate` and `evaluate_v1` score them with the
 official SQuAD 2.0 and 1.1 metrics.
@@ -14,7 +15,7 @@ official SQuAD 2.0 and 1.1 metrics.
 The modules, each importing only those above it:
   reading.py: JSON files -> SquadExample (SquadDataError), split_context, load_json;
   windows.py: SquadExample -> InputFeatures: doc spans, max context, answer positions;
-  records.py: InputFeatures -> TFRecords, through bert_tf.io_utils.atomic_write;
+  records.py: InputFeatures -> records; SquadData and SquadReferences;
   postprocess.py: logits -> predictions, n-best lists, null odds (get_final_text);
   evaluation.py: the official exact match and F1, v2.0 and v1.1.
 """
@@ -29,7 +30,7 @@ from bert_tf.squad.evaluation import (
 )
 from bert_tf.squad.postprocess import get_final_text, write_predictions
 from bert_tf.squad.reading import SquadDataError, SquadExample, read_squad_examples
-from bert_tf.squad.records import write_tfrecord
+from bert_tf.squad.records import SquadData, SquadReferences, window_record
 from bert_tf.squad.windows import (
     InputFeatures,
     check_is_max_context,
@@ -39,8 +40,10 @@ from bert_tf.squad.windows import (
 
 __all__ = [
     "InputFeatures",
+    "SquadData",
     "SquadDataError",
     "SquadExample",
+    "SquadReferences",
     "answerable_questions",
     "check_is_max_context",
     "convert_examples_to_features",
@@ -52,6 +55,6 @@ __all__ = [
     "improve_answer_span",
     "normalize_answer",
     "read_squad_examples",
+    "window_record",
     "write_predictions",
-    "write_tfrecord",
 ]

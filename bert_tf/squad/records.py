@@ -1,78 +1,191 @@
-"""InputFeatures -> SQuAD TFRecords, as the original run_squad.py's FeatureWriter wrote them.
+"""SQuAD questions -> windows -> records, as the original run_squad.py's FeatureWriter wrote them.
 
-The records follow features.squad_features: unique_ids, input_ids,
+A window's record follows features.question_answering_features: unique_ids, input_ids,
 input_mask, segment_ids, in training start_positions and end_positions, and
-is_real_example. Prediction sets are padded with dummy records
-(is_real_example = 0, unique_ids = 0) to a multiple of the batch size, as
-classifier_data pads them, since a TPU needs every batch full; their results
-are dropped before postprocessing. The file appears only once complete.
+is_real_example; finetune_data.write_records writes them, padding a
+prediction set to full batches with records whose results are dropped before
+postprocessing.
+
+SquadData is run_squad.py's data for finetune.run, and SquadReferences what
+it gives tasks.QuestionAnsweringTask to score or write a prediction.
 """
+
+import dataclasses
+import random
 
 from absl import logging
 
-from bert_tf import features as feature_contracts
-from bert_tf import io_utils, tfrecord
+from bert_tf import finetune_data
+from bert_tf.squad.reading import read_squad_examples
+from bert_tf.squad.windows import convert_examples_to_features
+
+# The original shuffled the training questions once, with this seed, before
+# cutting them into windows (so the shuffle buffer need not be large).
+TRAIN_SHUFFLE_SEED = 12345
 
 
-def _record(feature, is_training):
-    """The feature dict of one window."""
-    record = {
-        "unique_ids": feature.unique_id,
-        "input_ids": feature.input_ids,
-        "input_mask": feature.input_mask,
-        "segment_ids": feature.segment_ids,
-        "is_real_example": 1,
-    }
-    if is_training:
-        record["start_positions"] = feature.start_position
-        record["end_positions"] = feature.end_position
-    return record
-
-
-def _padding_record(max_seq_length, is_training):
-    """A dummy record that makes a batch full; it counts in nothing."""
-    zeros = [0] * max_seq_length
-    record = {"unique_ids": 0, "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-              "is_real_example": 0}
-    if is_training:
-        record["start_positions"] = record["end_positions"] = 0
-    return record
-
-
-def write_tfrecord(path, features, max_seq_length, is_training, pad_to_multiple_of=None):
-    """Writes windows to one TFRecord file, atomically.
+def window_record(window, max_seq_length, is_training):
+    """The record of one window.
 
     Args:
-      path: the output file (local or gs://).
-      features: a list of windows.InputFeatures, each with max_seq_length
-        input_ids, input_mask and segment_ids (and, in training, positions).
-      max_seq_length: tokens per record.
-      is_training: whether to write start_positions and end_positions.
-      pad_to_multiple_of: add padding records up to a multiple of this.
+      window: A windows.InputFeatures.
+      max_seq_length: Tokens per record.
+      is_training: Whether to add start_positions and end_positions.
 
     Returns:
-      The number of real records (windows), padding excluded.
+      A feature dict of features.question_answering_features' layout.
 
     Raises:
       ValueError: for a window of another length, or a training window
-        without positions; nothing is written then.
+        without answer positions.
     """
-    records = []
-    for feature in features:
-        if len(feature.input_ids) != max_seq_length:
-            raise ValueError(f"window {feature.unique_id} has {len(feature.input_ids)} tokens, "
-                             f"not max_seq_length={max_seq_length}")
-        if is_training and (feature.start_position is None or feature.end_position is None):
-            raise ValueError(f"window {feature.unique_id} has no answer positions: convert "
+    if len(window.input_ids) != max_seq_length:
+        raise ValueError(f"window {window.unique_id} has {len(window.input_ids)} tokens, "
+                         f"not max_seq_length={max_seq_length}")
+    record = {
+        "unique_ids": window.unique_id,
+        "input_ids": window.input_ids,
+        "input_mask": window.input_mask,
+        "segment_ids": window.segment_ids,
+        "is_real_example": 1,
+    }
+    if is_training:
+        if window.start_position is None or window.end_position is None:
+            raise ValueError(f"window {window.unique_id} has no answer positions: convert "
                              "the examples with is_training=True")
-        records.append(_record(feature, is_training))
-    num_windows = len(records)
-    if pad_to_multiple_of:
-        while len(records) % pad_to_multiple_of:
-            records.append(_padding_record(max_seq_length, is_training))
-    specs = feature_contracts.squad_features(max_seq_length, is_training)
-    with io_utils.atomic_write(path, "wb") as f:
-        tfrecord.write_examples(f, records, specs)
-    logging.info("Wrote %d windows (%d records with padding) to %s", num_windows,
-                 len(records), path)
-    return num_windows
+        record["start_positions"] = window.start_position
+        record["end_positions"] = window.end_position
+    return record
+
+
+@dataclasses.dataclass
+class SquadReferences:
+    """What QuestionAnsweringTask.score() and write_outputs() need besides the logits.
+
+    Attributes:
+      examples: The questions, read_squad_examples()' SquadExamples.
+      windows: Their windows, convert_examples_to_features()' InputFeatures,
+        whose unique_ids the predictions carry.
+      dataset: The SQuAD json (a path or the parsed dict) with the gold
+        answers, for score(); None when there are none (a test set).
+    """
+
+    examples: list
+    windows: list
+    dataset: object = None
+
+
+class SquadData(finetune_data.FinetuneData):
+    """The SQuAD files of one question-answering run, for run_squad.py's finetune.run.
+
+    The splits are "train" (train_file) and "eval" (predict_file), which
+    --do_eval scores and --do_predict writes the answers of: the original's
+    output files are written for either, and the model runs on it once.
+    """
+
+    eval_splits = ("eval",)
+    predict_splits = ("eval",)
+    # The official evaluation scores predictions.json: it is written whenever
+    # the dev file is scored.
+    eval_writes_outputs = True
+
+    def __init__(self, tokenizer, max_seq_length, doc_stride, max_query_length,
+                 version_2_with_negative=False, train_file=None, predict_file=None,
+                 epoch_unit="questions"):
+        """Describes the data; nothing is read before read().
+
+        Args:
+          tokenizer: The model's tokenization.FullTokenizer.
+          max_seq_length: Tokens per window.
+          doc_stride: Pieces between the starts of a context's windows.
+          max_query_length: Pieces kept of each question.
+          version_2_with_negative: SQuAD 2.0: keep unanswerable questions.
+          train_file: The SQuAD json to train on.
+          predict_file: The SQuAD json to predict and score.
+          epoch_unit: What an epoch counts: "questions" (the original's) or
+            "windows" (Hugging Face's).
+        """
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.doc_stride = doc_stride
+        self.max_query_length = max_query_length
+        self.version_2_with_negative = version_2_with_negative
+        self.files = {"train": train_file, "eval": predict_file}
+        self.epoch_unit = epoch_unit
+        self.examples = {}
+        self.windows = {}
+        self.sizes = {}
+
+    def read(self, splits):
+        """Reads the splits not read yet and cuts their questions into windows.
+
+        What was skipped or cut is logged as warnings.
+
+        Raises:
+          squad.SquadDataError: for a bad file, naming it and the question.
+          ValueError: a predict file without a question (a training file
+            without one makes no training step, which finetune.train_steps
+            reports).
+        """
+        for split in splits:
+            if split in self.sizes:
+                continue
+            is_training = split == "train"
+            path = self.files[split]
+            examples, stats = read_squad_examples(path, is_training,
+                                                  self.version_2_with_negative)
+            if stats.get("skipped_answer_mismatch"):
+                logging.warning("%s: skipped %d questions whose answer text is not found where "
+                                "its answer_start points (the original skipped them too)", path,
+                                stats["skipped_answer_mismatch"])
+            if stats.get("skipped_unanswerable"):
+                logging.warning("%s: skipped %d questions without an answer: only a "
+                                "--version_2_with_negative model can answer them", path,
+                                stats["skipped_unanswerable"])
+            if is_training:
+                random.Random(TRAIN_SHUFFLE_SEED).shuffle(examples)
+            windows = self._windows(examples, is_training)
+            if not (windows or is_training):
+                raise ValueError(f"{path}: no question to predict")
+            self.examples[split], self.windows[split] = examples, windows
+            self.sizes[split] = (len(examples), len(windows))
+
+    def _windows(self, examples, is_training):
+        """The questions' windows; cut questions are logged."""
+        windows, stats = convert_examples_to_features(
+            examples, self.tokenizer, self.max_seq_length, self.doc_stride,
+            self.max_query_length, is_training)
+        if stats.get("truncated_questions"):
+            logging.warning("%d questions are longer than --max_query_length=%d pieces and "
+                            "were cut", stats["truncated_questions"], self.max_query_length)
+        if stats.get("answer_out_of_window"):
+            # Expected with long contexts: as in the original, such a window
+            # learns "no answer here" ([CLS]).
+            logging.info("%d of %d training windows miss their question's answer and point "
+                         "at [CLS]", stats["answer_out_of_window"], len(windows))
+        return windows
+
+    def num_train_examples(self):
+        """Questions, as the original counted an epoch, or windows (epoch_unit)."""
+        questions, windows = self.sizes["train"]
+        return windows if self.epoch_unit == "windows" else questions
+
+    def describe(self, split):
+        """"4371 questions in 5047 windows"."""
+        questions, windows = self.sizes[split]
+        return f"{questions} questions in {windows} windows"
+
+    def records(self, split, is_training):
+        """The windows' records (window_record()'s).
+
+        The training questions and windows are let go here: training needs
+        only their records, and SQuAD's take memory that training can use.
+        """
+        windows = self.windows[split]
+        if is_training:
+            del self.windows[split], self.examples[split]
+        return [window_record(window, self.max_seq_length, is_training) for window in windows]
+
+    def references(self, split):
+        """A SquadReferences with the questions, their windows and the gold file."""
+        return SquadReferences(self.examples[split], self.windows[split], self.files[split])

@@ -1,6 +1,5 @@
 """Sentence (pair) classification or regression on the pooled [CLS] output (GLUE)."""
 
-import dataclasses
 import os
 
 import numpy as np
@@ -14,24 +13,6 @@ from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 keras = tf.keras
 
 _CLASSIFIER = ClassifierHead.checkpoint_key
-
-
-@dataclasses.dataclass
-class ClassificationReferences:
-    """What ClassificationTask.score() and write_outputs() need besides the predictions.
-
-    Attributes:
-      label_ids: The examples' label ids (for regression: their scores), for
-        score(); None for a test set.
-      examples: The glue.InputExamples, in prediction order, for
-        write_outputs()' GLUE submission file.
-      split: Their split ("test", "test_matched", ...), which names
-        write_outputs()' files.
-    """
-
-    label_ids: object = None
-    examples: list | None = None
-    split: str = "test"
 
 
 class ClassificationTask(Task):
@@ -114,7 +95,7 @@ class ClassificationTask(Task):
 
         Args:
           predictions: {"predictions": ...} over the real examples, in order.
-          references: A ClassificationReferences with their label_ids.
+          references: A glue.GlueReferences with their label_ids.
 
         Returns:
           glue.evaluation_metrics' dict.
@@ -132,7 +113,7 @@ class ClassificationTask(Task):
 
         Args:
           predictions: {"predictions": ...} over the real examples, in order.
-          references: A ClassificationReferences with their examples and split.
+          references: A glue.GlueReferences with their examples and split.
           output_dir: The folder to write them in.
 
         Raises:
@@ -149,15 +130,15 @@ class ClassificationTask(Task):
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
                        shapes="dynamic"):
-        """A ClassifierServingModule with "single", "pair" and "serving_default"."""
-        module = ClassifierServingModule(encoder, heads[_CLASSIFIER], vocab_file, do_lower_case,
+        """A ClassificationServingModule with "single", "pair" and "serving_default"."""
+        module = ClassificationServingModule(encoder, heads[_CLASSIFIER], vocab_file, do_lower_case,
                                          max_seq_length, self.is_regression, shapes)
         signatures = {"single": module.single, "pair": module.pair,
                       "serving_default": module.pair if self.sentence_pairs else module.single}
         return module, signatures
 
 
-class ClassifierServingModule(tf.Module):
+class ClassificationServingModule(tf.Module):
     """Classifies raw text: tokenizes in the graph, runs the encoder and the head.
 
     The tokenizer (text_ops.BertTextTokenizer) gives the same ids as the

@@ -14,7 +14,6 @@ a question is unanswerable when that null score beats the best span's by
 more than null_score_diff_threshold.
 """
 
-import dataclasses
 
 import numpy as np
 import tensorflow as tf
@@ -31,27 +30,10 @@ _SPAN = SpanHead.checkpoint_key
 _PADDING_LOGIT = -10000.0
 
 
-@dataclasses.dataclass
-class SquadReferences:
-    """What QuestionAnsweringTask.score() needs besides the predicted logits.
-
-    Attributes:
-      examples: The questions, squad.read_squad_examples()' SquadExamples.
-      features: Their windows, squad.convert_examples_to_features()'
-        InputFeatures, whose unique_ids the predictions carry.
-      dataset: The SQuAD json (a path or the parsed dict) with the gold
-        answers, for score(); None when there are none (a test set).
-    """
-
-    examples: list
-    features: list
-    dataset: object = None
-
-
 class QuestionAnsweringTask(Task):
     """Finds each question's answer span in its context (SQuAD).
 
-    Features (features.squad_features): input_ids, input_mask, segment_ids
+    Features (features.question_answering_features): input_ids, input_mask, segment_ids
     [batch, seq]; unique_ids [batch, 1]; start_positions and end_positions
     [batch, 1] in training records only; is_real_example [batch, 1].
     """
@@ -100,12 +82,12 @@ class QuestionAnsweringTask(Task):
 
     def feature_specs(self):
         """run_squad.py's training records (the original's, plus is_real_example)."""
-        return feature_contracts.squad_features(self.max_seq_length, is_training=True)
+        return feature_contracts.question_answering_features(self.max_seq_length, is_training=True)
 
     def prediction_feature_specs(self):
         """run_squad.py's prediction records: without the answer's positions,
         which are scored on text instead (score())."""
-        return feature_contracts.squad_features(self.max_seq_length, is_training=False)
+        return feature_contracts.question_answering_features(self.max_seq_length, is_training=False)
 
     def create_heads(self, encoder):
         """Returns {"squad": SpanHead}."""
@@ -173,7 +155,7 @@ class QuestionAnsweringTask(Task):
         Args:
           predictions: finetune.predict()'s dict of predictions() over the
             real windows.
-          references: A SquadReferences (its dataset is not needed).
+          references: A squad.SquadReferences (its dataset is not needed).
           output_dir: Where to write the original's files; None: nowhere.
           verbose_logging: Log the answers not mapped back onto the context.
 
@@ -187,7 +169,7 @@ class QuestionAnsweringTask(Task):
                        np.asarray(predictions["unique_ids"]).reshape(-1),
                        predictions["start_logits"], predictions["end_logits"], strict=True)}
         return squad.write_predictions(
-            references.examples, references.features, results, self.n_best_size,
+            references.examples, references.windows, results, self.n_best_size,
             self.max_answer_length, self.do_lower_case,
             version_2_with_negative=self.version_2_with_negative,
             null_score_diff_threshold=self.null_score_diff_threshold,
@@ -198,7 +180,7 @@ class QuestionAnsweringTask(Task):
 
         Args:
           predictions: finetune.predict()'s dict over the real windows.
-          references: A SquadReferences with the dataset's gold answers.
+          references: A squad.SquadReferences with the dataset's gold answers.
 
         Returns:
           SQuAD 1.1: {"exact_match", "f1"} (evaluate-v1.1.py's), over the
@@ -223,7 +205,7 @@ class QuestionAnsweringTask(Task):
 
         Args:
           predictions: finetune.predict()'s dict over the real windows.
-          references: A SquadReferences (its dataset is not needed).
+          references: A squad.SquadReferences (its dataset is not needed).
           output_dir: The folder to write them in.
         """
         self._answers(predictions, references, output_dir, self.verbose_logging)

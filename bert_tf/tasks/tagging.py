@@ -8,7 +8,6 @@ Face's classifier.weight / classifier.bias, which BertForTokenClassification
 uses too), so a Hugging Face token-classification checkpoint loads as is.
 """
 
-import dataclasses
 import os
 
 import numpy as np
@@ -22,21 +21,6 @@ from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 keras = tf.keras
 
 _CLASSIFIER = ClassifierHead.checkpoint_key
-
-
-@dataclasses.dataclass
-class TaggingReferences:
-    """What TaggingTask.score() and write_outputs() need besides the predictions.
-
-    Attributes:
-      sentences: The conll.Sentences whose windows were predicted, in file
-        order; score() needs their tags.
-      path: The file they were read from, which write_outputs() copies with
-        a predicted tag column; None when nothing is written.
-    """
-
-    sentences: list
-    path: str | None = None
 
 
 def word_predictions(predictions, sentence_lengths):
@@ -96,7 +80,7 @@ class TaggingTask(Task):
         return {"architectures": ["BertForTokenClassification"], **hf_labels(self.label_list)}
 
     def feature_specs(self):
-        """run_ner.py's records (tagging_data's)."""
+        """run_ner.py's records (conll.convert_sentences')."""
         return feature_contracts.tagging_features(self.max_seq_length)
 
     def create_heads(self, encoder):
@@ -149,7 +133,7 @@ class TaggingTask(Task):
 
         Args:
           predictions: finetune.predict()'s dict over the real windows.
-          references: A TaggingReferences of tagged sentences.
+          references: A conll.ConllReferences of tagged sentences.
 
         Returns:
           {"eval_precision", "eval_recall", "eval_f1", "eval_<TYPE>_f1", ...,
@@ -167,7 +151,7 @@ class TaggingTask(Task):
 
         Args:
           predictions: finetune.predict()'s dict over the real windows.
-          references: A TaggingReferences with the path of the sentences.
+          references: A conll.ConllReferences with the path of the sentences.
           output_dir: The folder to write it in.
         """
         stem = os.path.splitext(os.path.basename(references.path))[0]
@@ -180,7 +164,7 @@ class TaggingTask(Task):
 
         Args:
           predictions: finetune.predict()'s dict over the real windows.
-          references: A TaggingReferences of the sentences they cover.
+          references: A conll.ConllReferences of the sentences they cover.
 
         Returns:
           One list of tag strings per sentence.
@@ -191,13 +175,13 @@ class TaggingTask(Task):
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
                        shapes="dynamic"):
-        """A TaggerServingModule whose "serving_default" takes raw sentences."""
-        module = TaggerServingModule(encoder, heads[_CLASSIFIER], self.label_list, vocab_file,
+        """A TaggingServingModule whose "serving_default" takes raw sentences."""
+        module = TaggingServingModule(encoder, heads[_CLASSIFIER], self.label_list, vocab_file,
                                      do_lower_case, max_seq_length, shapes)
         return module, {"serving_default": module.tag}
 
 
-class TaggerServingModule(tf.Module):
+class TaggingServingModule(tf.Module):
     """Finds the entities in raw sentences, with their character offsets.
 
     Words are split from the raw text in the graph as basic tokenization
@@ -308,7 +292,7 @@ def entities_from_word_tags(text, words, byte_starts, byte_ends, types, begins, 
       scores: [words] the probability of its tag.
 
     Returns:
-      The output dict of TaggerServingModule.tag.
+      The output dict of TaggingServingModule.tag.
     """
     rows = words.value_rowids()
     first_of_row = tf.concat([[True], rows[1:] != rows[:-1]], axis=0)

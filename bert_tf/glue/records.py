@@ -1,25 +1,43 @@
-"""GLUE examples -> classification TFRecords, as the original run_classifier.py wrote them.
+"""GLUE examples -> classification records, as the original run_classifier.py wrote them.
 
 Each example becomes one tf.train.Example with input_ids, input_mask,
-segment_ids, label_ids and is_real_example (the classification contract of
-bert_tf.features, which input_pipeline.classification_dataset reads), encoded
-and framed by bert_tf.tfrecord. Files are written to output_dir like the
+segment_ids, label_ids and is_real_example (features.classification_features,
+which input_pipeline.finetuning_dataset reads), written by
+finetune_data.write_records. Files are written to output_dir like the
 original's train.tf_record, so that a TPU reads them from GCS.
 
 Eval and predict sets are padded with dummy examples (is_real_example = 0) to
 a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
 
-GlueData is run_classifier.py's data for finetune.run.
+GlueData is run_classifier.py's data for finetune.run, and GlueReferences
+what it gives tasks.ClassificationTask to score or write a split.
 """
 
+import dataclasses
+
 from bert_tf import features as feature_contracts
-from bert_tf import finetune_data, glue, tokenization
-from bert_tf.tasks.classification import ClassificationReferences
+from bert_tf import finetune_data, tokenization
+from bert_tf.glue.reading import GlueDataError
+from bert_tf.glue.splits import read_split
 
 
-class ClassifierDataError(ValueError):
-    """An example that cannot be turned into features."""
+@dataclasses.dataclass
+class GlueReferences:
+    """What ClassificationTask.score() and write_outputs() need besides the predictions.
+
+    Attributes:
+      label_ids: The examples' label ids (for regression: their scores), for
+        score(); None for a test set.
+      examples: The glue.InputExamples, in prediction order, for
+        write_outputs()' GLUE submission file.
+      split: Their split ("test", "test_matched", ...), which names
+        write_outputs()' files.
+    """
+
+    label_ids: object = None
+    examples: list | None = None
+    split: str = "test"
 
 
 def convert_example(example, label_map, max_seq_length, tokenizer, is_regression):
@@ -37,7 +55,7 @@ def convert_example(example, label_map, max_seq_length, tokenizer, is_regression
       float) and is_real_example (1).
 
     Raises:
-      ClassifierDataError: for a label that is not in label_map.
+      GlueDataError: for a label that is not in label_map.
     """
     ids_a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(example.text_a))
     ids_b = None
@@ -53,7 +71,7 @@ def convert_example(example, label_map, max_seq_length, tokenizer, is_regression
     elif example.label in label_map:
         features["label_ids"] = label_map[example.label]
     else:
-        raise ClassifierDataError(
+        raise GlueDataError(
             f"example {example.guid}: unknown label {example.label!r}; "
             f"known: {', '.join(label_map)}")
     features["is_real_example"] = 1
@@ -77,7 +95,7 @@ def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
       The number of records written, padding included.
 
     Raises:
-      ClassifierDataError: for an unknown label; nothing is written then.
+      GlueDataError: for an unknown label; nothing is written then.
     """
     label_map = {label: i for i, label in enumerate(label_list)}
     # Every example is converted before the file is opened, so that a bad one
@@ -112,20 +130,25 @@ class GlueData(finetune_data.FinetuneData):
         self.examples = {}
 
     def read(self, splits):
-        """Reads the examples of splits (see glue.read_split for the errors)."""
+        """Reads the examples of the splits not read yet (see glue.read_split for the errors)."""
         for split in splits:
-            self.examples[split] = glue.read_split(self.processor, split, self.data_dir,
-                                                   self.tfds_name)
+            if split not in self.examples:
+                self.examples[split] = read_split(self.processor, split, self.data_dir,
+                                                  self.tfds_name)
 
     def num_train_examples(self):
         """The training examples."""
         return len(self.examples[self.train_split])
 
+    def describe(self, split):
+        """"3668 examples"."""
+        return f"{len(self.examples[split])} examples"
+
     def records(self, split, is_training):
         """The examples' records (convert_example's); a test set's labels are 0.
 
         Raises:
-          ClassifierDataError: for a label the task does not have.
+          GlueDataError: for a label the task does not have.
         """
         del is_training  # The same records train and predict.
         label_map = {label: i for i, label in enumerate(self.processor.get_labels())}
@@ -134,8 +157,8 @@ class GlueData(finetune_data.FinetuneData):
                 for example in self.examples[split]]
 
     def references(self, split):
-        """A ClassificationReferences; without label ids for a test split."""
+        """A GlueReferences; without label ids for a test split."""
         examples = self.examples[split]
         labelled = split not in self.processor.predict_splits
-        return ClassificationReferences(
+        return GlueReferences(
             self.processor.label_ids(examples) if labelled else None, examples, split)

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.classifier_data: packing, TFRecords and padding."""
+"""Tests for bert_tf/glue/records.py: packing, TFRecords and padding."""
 
 import os
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import classifier_data, input_pipeline, tfrecord, tokenization
+from bert_tf import glue, input_pipeline, tfrecord, tokenization
+from bert_tf.features import classification_features
 from bert_tf.glue import InputExample
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -25,8 +26,8 @@ def _ids(tokenizer, text):
 
 def _read(path, is_regression=False, batch_size=1):
     """Every record of a classification file, as numpy arrays, through the real reader."""
-    dataset = input_pipeline.classification_dataset(
-        path, batch_size, SEQ, is_training=False, is_regression=is_regression)
+    dataset = input_pipeline.finetuning_dataset(
+        path, batch_size, False, classification_features(SEQ, is_regression))
     batches = list(dataset.as_numpy_iterator())
     return {name: np.concatenate([b[name] for b in batches]) for name in batches[0]}
 
@@ -36,7 +37,7 @@ def test_convert_example_packs_like_pack_ids(tokenizer, text_b):
     # Long enough that both the single and the pair case are truncated.
     text_a = "The King was in the House, and he said that it was not to be."
     example = InputExample("train-3", text_a, text_b, "b")
-    features = classifier_data.convert_example(
+    features = glue.convert_example(
         example, {"a": 0, "b": 1}, SEQ, tokenizer, is_regression=False)
     expected = tokenization.pack_ids(
         _ids(tokenizer, text_a), None if text_b is None else _ids(tokenizer, text_b),
@@ -50,21 +51,21 @@ def test_convert_example_packs_like_pack_ids(tokenizer, text_b):
 
 def test_convert_example_labels(tokenizer):
     test_row = InputExample("test-0", "the king", None, None)
-    assert classifier_data.convert_example(
+    assert glue.convert_example(
         test_row, {"a": 0, "b": 1}, SEQ, tokenizer, False)["label_ids"] == 0
     score = InputExample("dev-1", "the king", "a man", 3.8)
-    features = classifier_data.convert_example(score, {}, SEQ, tokenizer, is_regression=True)
+    features = glue.convert_example(score, {}, SEQ, tokenizer, is_regression=True)
     assert features["label_ids"] == pytest.approx(3.8)
     assert isinstance(features["label_ids"], float)
-    assert classifier_data.convert_example(
+    assert glue.convert_example(
         test_row, {}, SEQ, tokenizer, is_regression=True)["label_ids"] == 0.0
 
 
 def test_unknown_label_names_the_example_and_the_known_labels(tokenizer):
     example = InputExample("dev-17", "the king", None, "maybe")
-    with pytest.raises(classifier_data.ClassifierDataError,
+    with pytest.raises(glue.GlueDataError,
                        match=r"example dev-17: unknown label 'maybe'; known: yes, no"):
-        classifier_data.convert_example(example, {"yes": 0, "no": 1}, SEQ, tokenizer, False)
+        glue.convert_example(example, {"yes": 0, "no": 1}, SEQ, tokenizer, False)
 
 
 def _examples(n, labels=("0", "1")):
@@ -75,7 +76,7 @@ def _examples(n, labels=("0", "1")):
 def test_write_tfrecord_pads_to_a_multiple_of_the_batch(tmp_path, tokenizer):
     path = str(tmp_path / "dev.tf_record")
     examples = _examples(5)
-    written = classifier_data.write_tfrecord(
+    written = glue.write_tfrecord(
         path, examples, ["0", "1"], SEQ, tokenizer, pad_to_multiple_of=4)
     assert written == 8
     records = _read(path, batch_size=4)
@@ -83,7 +84,7 @@ def test_write_tfrecord_pads_to_a_multiple_of_the_batch(tmp_path, tokenizer):
     assert records["label_ids"][:, 0].tolist() == [0, 1, 0, 1, 0, 0, 0, 0]
     label_map = {"0": 0, "1": 1}
     for i, example in enumerate(examples):
-        expected = classifier_data.convert_example(example, label_map, SEQ, tokenizer, False)
+        expected = glue.convert_example(example, label_map, SEQ, tokenizer, False)
         for name in ("input_ids", "input_mask", "segment_ids"):
             assert records[name][i].tolist() == expected[name]
     # Padding records are all zeros, so they cost nothing but a slot.
@@ -96,14 +97,14 @@ def test_write_tfrecord_without_padding_and_for_regression(tmp_path, tokenizer):
     path = str(tmp_path / "train.tf_record")
     examples = [InputExample(f"train-{i}", "the king", "the man", score)
                 for i, score in enumerate([0.0, 2.5, 5.0])]
-    assert classifier_data.write_tfrecord(path, examples, [], SEQ, tokenizer,
+    assert glue.write_tfrecord(path, examples, [], SEQ, tokenizer,
                                           is_regression=True) == 3
     records = _read(path, is_regression=True)
     assert records["label_ids"].dtype == np.float32
     assert records["label_ids"][:, 0].tolist() == [0.0, 2.5, 5.0]
     assert records["is_real_example"][:, 0].tolist() == [1, 1, 1]
     # An exact multiple adds nothing.
-    assert classifier_data.write_tfrecord(path, examples, [], SEQ, tokenizer, True, 3) == 3
+    assert glue.write_tfrecord(path, examples, [], SEQ, tokenizer, True, 3) == 3
 
 
 def test_trimmed_batches_keep_every_real_token(tmp_path, tokenizer):
@@ -111,11 +112,10 @@ def test_trimmed_batches_keep_every_real_token(tmp_path, tokenizer):
     # 3, 4, 7 and 12 (truncated) word pieces with [CLS] and [SEP].
     texts = ["the", "the king", "the king was in the", "the man " * 10]
     examples = [InputExample(f"dev-{i}", text, None, "0") for i, text in enumerate(texts)]
-    classifier_data.write_tfrecord(path, examples, ["0", "1"], SEQ, tokenizer,
-                                   pad_to_multiple_of=6)
+    glue.write_tfrecord(path, examples, ["0", "1"], SEQ, tokenizer, pad_to_multiple_of=6)
     full = _read(path, batch_size=2)
-    dataset = input_pipeline.classification_dataset(
-        path, 2, SEQ, is_training=False, trim_to_multiple_of=4)
+    dataset = input_pipeline.finetuning_dataset(
+        path, 2, False, classification_features(SEQ), trim_to_multiple_of=4)
     batches = list(dataset.as_numpy_iterator())
     # Longest per batch: 4, 12, and 0 for the two padding records (kept >= 1).
     assert [b["input_ids"].shape for b in batches] == [(2, 4), (2, 12), (2, 4)]
@@ -135,8 +135,8 @@ def test_grouped_batches_hold_neighbours_in_length(tmp_path, tokenizer):
     lengths = np.concatenate([rng.permutation(10) + 3, rng.permutation(10) + 13])
     examples = [InputExample(f"train-{i}", " ".join(["the"] * (n - 2)), None, "0")
                 for i, n in enumerate(lengths)]
-    classifier_data.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
-    features = input_pipeline.classification_features(24)
+    glue.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
+    features = classification_features(24)
     dataset = input_pipeline._group_by_length(
         tf.data.TFRecordDataset(path), features, batch_size=2, group_batches=5, seed=1)
     batches = [sorted(b["input_mask"].sum(axis=1).tolist())
@@ -153,8 +153,9 @@ def test_training_sees_every_record_once_per_epoch(tmp_path, tokenizer):
     # 20 records told apart by their length (3 to 22 pieces).
     examples = [InputExample(f"train-{i}", " ".join(["the"] * (i + 1)), None, "0")
                 for i in range(20)]
-    classifier_data.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
-    dataset = input_pipeline.classification_dataset(path, 4, 24, is_training=True, seed=3)
+    glue.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
+    dataset = input_pipeline.finetuning_dataset(path, 4, True, classification_features(24),
+                                                seed=3)
     lengths = [n for batch in dataset.take(15).as_numpy_iterator()
                for n in batch["input_mask"].sum(axis=1).tolist()]
     epochs = [lengths[:20], lengths[20:40], lengths[40:]]
@@ -179,7 +180,7 @@ def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, mo
     monkeypatch.setattr(tfrecord, "RECORDS_PER_WRITE", 2)
     monkeypatch.setattr(tfrecord, "encode_tfrecords", failing)
     with pytest.raises(OSError, match="disk full"):
-        classifier_data.write_tfrecord(path, _examples(5), ["0", "1"], SEQ, tokenizer)
+        glue.write_tfrecord(path, _examples(5), ["0", "1"], SEQ, tokenizer)
     assert len(calls) == 3  # four records were in the file when it failed
     # Neither the final file nor a temporary one is left.
     assert os.listdir(tmp_path) == []
@@ -187,10 +188,10 @@ def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, mo
 
 def test_write_tfrecord_failure_keeps_an_earlier_file(tmp_path, tokenizer):
     path = str(tmp_path / "train.tf_record")
-    classifier_data.write_tfrecord(path, _examples(2), ["0", "1"], SEQ, tokenizer)
+    glue.write_tfrecord(path, _examples(2), ["0", "1"], SEQ, tokenizer)
     before = open(path, "rb").read()
-    with pytest.raises(classifier_data.ClassifierDataError, match="dev-2: unknown label 'x'"):
-        classifier_data.write_tfrecord(path, _examples(3, labels=("0", "1", "x")), ["0", "1"],
+    with pytest.raises(glue.GlueDataError, match="dev-2: unknown label 'x'"):
+        glue.write_tfrecord(path, _examples(3, labels=("0", "1", "x")), ["0", "1"],
                                        SEQ, tokenizer)
     assert open(path, "rb").read() == before
     assert os.listdir(tmp_path) == ["train.tf_record"]

@@ -1,4 +1,4 @@
-"""Tagged sentences -> token tagging TFRecords: word pieces, windows, labels.
+"""Tagged sentences -> token tagging records: word pieces, windows, labels.
 
 A sentence is a list of words with one tag each (bert_tf.conll reads them).
 Each word is split into word pieces; as in the BERT paper's NER experiment,
@@ -12,21 +12,20 @@ on both sides, as the original run_squad.py chooses for each token. So every
 word gets exactly one prediction, none is dropped or given twice. Each window
 holds its sentence only: no text of neighbouring sentences is added.
 
-The records follow features.tagging_features. Eval and predict sets are
-padded with dummy records (is_real_example = 0) to a multiple of the batch
-size, as classifier_data does, since a TPU needs every batch full.
+The records follow features.tagging_features; finetune_data.write_records
+writes them. ConllData is run_ner.py's data for finetune.run, and
+ConllReferences what it gives tasks.TaggingTask to score or write a split.
 """
 
 import dataclasses
+import os
 
-from absl import logging
+from bert_tf import finetune_data, io_utils
+from bert_tf.conll.reading import ConllDataError, label_list, read_conll
 
-from bert_tf import features as feature_contracts
-from bert_tf import io_utils, tfrecord
-
-
-class TaggingDataError(ValueError):
-    """A sentence that cannot be turned into features."""
+# Where a training run keeps its tags, in id order, for later runs of the
+# same output_dir (prediction without training reads them back).
+LABEL_FILE = "label_list.txt"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,14 +137,6 @@ def convert_sentence(sentence_index, words, label_ids, tokenizer, max_seq_length
     return records
 
 
-def _padding_record(max_seq_length):
-    """A dummy record that makes a batch full; it counts in nothing."""
-    zeros = [0] * max_seq_length
-    return {"input_ids": zeros, "input_mask": zeros, "segment_ids": zeros,
-            "label_ids": zeros, "label_weights": [0.0] * max_seq_length, "word_ids": zeros,
-            "sentence_index": 0, "is_real_example": 0}
-
-
 def tag_ids(sentences, label_list, path):
     """The tag id of every word, checked against the label list.
 
@@ -158,7 +149,7 @@ def tag_ids(sentences, label_list, path):
       A list with one list of ids per sentence.
 
     Raises:
-      TaggingDataError: for a tag the label list lacks, naming path:line.
+      ConllDataError: for a tag the label list lacks, naming path:line.
     """
     label_map = {label: i for i, label in enumerate(label_list)}
     ids = []
@@ -168,7 +159,7 @@ def tag_ids(sentences, label_list, path):
             continue
         for tag, line in zip(sentence.tags, sentence.lines, strict=True):
             if tag not in label_map:
-                raise TaggingDataError(
+                raise ConllDataError(
                     f"{path}:{line}: tag {tag!r} is not one the model was trained with "
                     f"({', '.join(label_list)})")
         ids.append([label_map[tag] for tag in sentence.tags])
@@ -196,25 +187,128 @@ def convert_sentences(sentences, label_ids, tokenizer, max_seq_length, stride):
     return records
 
 
-def write_tfrecord(path, records, max_seq_length, pad_to_multiple_of=None):
-    """Writes convert_sentences()'s records to one TFRecord file, atomically.
+@dataclasses.dataclass
+class ConllReferences:
+    """What TaggingTask.score() and write_outputs() need besides the predictions.
 
-    Args:
-      path: Output file (local or gs://).
-      records: convert_sentences()'s result.
-      max_seq_length: Tokens per record.
-      pad_to_multiple_of: Add padding records up to a multiple of this.
-
-    Returns:
-      The number of windows (real records).
+    Attributes:
+      sentences: The conll.Sentences whose windows were predicted, in file
+        order; score() needs their tags.
+      path: The file they were read from, which write_outputs() copies with
+        a predicted tag column; None when nothing is written.
     """
-    num_windows = len(records)
-    records = list(records)
-    if pad_to_multiple_of:
-        while len(records) % pad_to_multiple_of:
-            records.append(_padding_record(max_seq_length))
-    with io_utils.atomic_write(path, "wb") as f:
-        tfrecord.write_examples(f, records, feature_contracts.tagging_features(max_seq_length))
-    logging.info("Wrote %d windows (%d records with padding) to %s", num_windows,
-                 len(records), path)
-    return num_windows
+
+    sentences: list
+    path: str | None = None
+
+
+class ConllData(finetune_data.FinetuneData):
+    """The CoNLL files of one tagging run, for run_ner.py's finetune.run.
+
+    The splits are "train" (train.txt), "valid" (valid.txt, or dev.txt) and
+    "predict" (--predict_file, by default test.txt), whose tag column, when
+    it has one, is not read: a tag the model was not trained with is no error
+    there.
+    """
+
+    eval_splits = ("valid",)
+    predict_splits = ("predict",)
+
+    def __init__(self, tokenizer, max_seq_length, stride, data_dir=None, predict_file=None,
+                 labels=None, output_dir=None):
+        """Describes the data; nothing is read before read().
+
+        Args:
+          tokenizer: The model's tokenization.FullTokenizer.
+          max_seq_length: Tokens per record.
+          stride: Pieces between the starts of a long sentence's windows.
+          data_dir: The folder of train.txt, valid.txt (or dev.txt) and test.txt.
+          predict_file: The file the predict split reads; None: test.txt.
+          labels: The tags in id order; None: train.txt's when training,
+            else output_dir's LABEL_FILE.
+          output_dir: The run's folder, where LABEL_FILE is found.
+        """
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.stride = stride
+        self.data_dir = data_dir or ""
+        self.predict_file = predict_file
+        self.output_dir = output_dir
+        self._labels = list(labels) if labels else None
+        self.sentences = {}
+        self.windows = {}
+
+    def path(self, split):
+        """The file of a split; valid.txt may be called dev.txt."""
+        if split == "predict" and self.predict_file:
+            return self.predict_file
+        path = os.path.join(self.data_dir, "test.txt" if split == "predict" else f"{split}.txt")
+        if split == "valid" and not os.path.exists(path):
+            dev = os.path.join(self.data_dir, "dev.txt")
+            path = dev if os.path.exists(dev) else path
+        return path
+
+    def labels(self):
+        """The tags, in id order: the given ones, else train.txt's, else LABEL_FILE's.
+
+        Raises:
+          ValueError: none of these is at hand.
+        """
+        if self._labels is None:
+            path = os.path.join(self.output_dir or "", LABEL_FILE)
+            if "train" in self.sentences:
+                self._labels = label_list(self.sentences["train"])
+            elif os.path.exists(path):
+                with open(path, encoding="utf-8") as f:
+                    self._labels = [line.strip() for line in f if line.strip()]
+            else:
+                raise ValueError(f"no {path} from a training run: give --labels or --do_train")
+        return self._labels
+
+    def read(self, splits):
+        """Reads the splits not read yet, then cuts their sentences into windows.
+
+        Every file is read before any is converted, so that the tags of a
+        training set are known when the dev set's are checked.
+
+        Raises:
+          ConllDataError: naming path:line, for a bad line, or a tag in a
+            labelled split that the label list lacks.
+        """
+        new = [split for split in splits if split not in self.sentences]
+        for split in new:
+            self.sentences[split] = read_conll(self.path(split), has_tags=split != "predict")
+        for split in new:
+            sentences = self.sentences[split]
+            # A predict file's tags, when it has them, are not the model's
+            # business: its labels are zeros.
+            ids = ([[0] * len(sentence.words) for sentence in sentences] if split == "predict"
+                   else tag_ids(sentences, self.labels(), self.path(split)))
+            self.windows[split] = convert_sentences(sentences, ids, self.tokenizer,
+                                                    self.max_seq_length, self.stride)
+
+    def num_train_examples(self):
+        """The training windows: a long sentence counts as its windows."""
+        return len(self.windows["train"])
+
+    def describe(self, split):
+        """"14041 sentences (14047 windows)"."""
+        return f"{len(self.sentences[split])} sentences ({len(self.windows[split])} windows)"
+
+    def source(self, split):
+        """The split's file: a predict file that is the dev file is predicted once."""
+        return os.path.abspath(self.path(split))
+
+    def records(self, split, is_training):
+        """The windows' records (convert_sentences()')."""
+        del is_training  # The same records train and predict.
+        return self.windows[split]
+
+    def references(self, split):
+        """A ConllReferences with the sentences and their file."""
+        return ConllReferences(self.sentences[split], self.path(split))
+
+    def write_run_files(self, output_dir):
+        """Writes LABEL_FILE, which a later run without --do_train reads back."""
+        with io_utils.atomic_write(os.path.join(output_dir, LABEL_FILE), "w") as f:
+            f.write("".join(f"{label}\n" for label in self.labels()))
