@@ -9,13 +9,16 @@ run:
   clock starts.
 - hf_tokenizers: Hugging Face `tokenizers.BertWordPieceTokenizer.encode_batch`
   on all lines, with its own threads, when the package is importable.
+- original: with --original, Google's original tokenization.FullTokenizer,
+  line by line, a new one each pass, loaded unchanged from a google-research/bert
+  checkout or git directory (its code is not copied here).
 
 Each figure is the median of --repeats passes. "agreement" is the share of
 lines whose ids equal the Python form's. Prints one JSON line per figure, with
 where it ran (machine.describe()); --out appends them to a file too.
 
 Example, from the repository root:
-  python bench/bench_tokenization.py --repeats 3
+  python bench/bench_tokenization.py --repeats 3 --original=/path/to/google-research/bert
 """
 
 import argparse
@@ -51,6 +54,12 @@ def _parse_args():
     parser.add_argument("--repeats", type=int, default=1, help="Passes; the median counts.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     parser.add_argument(
+        "--original",
+        default=None,
+        help="A google-research/bert checkout or git directory; with it, its tokenizer is "
+        "timed too.",
+    )
+    parser.add_argument(
         "--do_lower_case",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -71,6 +80,34 @@ def _read_lines(paths):
         with open(path, encoding="utf-8") as reader:
             lines.extend(line.rstrip("\n") for line in reader if line.strip())
     return lines
+
+
+def _original_tokenization(original):
+    """Imports the original's tokenization.py, unchanged.
+
+    Args:
+      original: A google-research/bert checkout, or its git directory.
+
+    Returns:
+      The module.
+    """
+    import tensorflow as tf
+
+    # The same finder the pretraining-data benchmark's runner of the original uses.
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from run_original_create_pretraining_data import original_code_dir
+
+    path = os.path.join(original_code_dir(original), "tokenization.py")
+    spec = importlib.util.spec_from_file_location("original_tokenization", path)
+    module = importlib.util.module_from_spec(spec)
+    # The original reads its vocab through TF1's tf.gfile: it gets TensorFlow's
+    # compat.v1 API as `tensorflow` while it is imported, and only then.
+    sys.modules["tensorflow"] = tf.compat.v1
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules["tensorflow"] = tf
+    return module
 
 
 def _median_seconds(run, repeats):
@@ -142,6 +179,16 @@ def main():
         figures.append(
             _figure("hf_tokenizers", lines, num_bytes, seconds, ids, reference, args.repeats)
         )
+
+    if args.original:
+        original = _original_tokenization(args.original)
+
+        def run_original():
+            tokenizer = original.FullTokenizer(args.vocab, do_lower_case=args.do_lower_case)
+            return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
+
+        ids, seconds = _median_seconds(run_original, args.repeats)
+        figures.append(_figure("original", lines, num_bytes, seconds, ids, reference, args.repeats))
 
     where = machine.describe()
     for figure in figures:

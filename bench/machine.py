@@ -14,6 +14,8 @@ def describe():
     Returns:
       A dict: cpu (model name), cpu_bfloat16 (its bfloat16 flags from
       /proc/cpuinfo, e.g. ["amx_bf16", "avx512_bf16"]; [] for none), cores,
+      load_avg (the 1, 5 and 15 minute load averages when the line is made:
+      the machine may be shared, and a loaded one gives slower figures),
       tensorflow (version, or None), date (UTC, ISO) and command.
     """
     cpu, flags = platform.processor() or platform.machine(), set()
@@ -32,7 +34,9 @@ def describe():
     except importlib.metadata.PackageNotFoundError:
         tensorflow = None
     return {"cpu": cpu, "cpu_bfloat16": sorted(flags & {"amx_bf16", "avx512_bf16"}),
-            "cores": os.cpu_count(), "tensorflow": tensorflow,
+            "cores": os.cpu_count(),
+            "load_avg": [round(load, 2) for load in os.getloadavg()],
+            "tensorflow": tensorflow,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
             "command": " ".join([os.path.basename(sys.executable), *sys.argv])}
 
