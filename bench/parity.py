@@ -96,7 +96,7 @@ def main():
     # bert_tf is imported from this checkout, which need not be installed.
     sys.path.insert(0, ROOT)
     from bert_tf import checkpoints
-    from bert_tf.heads import HEAD_TYPES
+    from bert_tf.heads import head_types
 
     reference = dict(np.load(args.fixture))
     common = {
@@ -116,7 +116,7 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="parity_") as work_dir:
         prefix = os.path.join(work_dir, "bert_model.ckpt")
-        checkpoints.convert(args.model_dir, prefix, "google", HEAD_TYPES)
+        checkpoints.convert(args.model_dir, prefix, "google", head_types())
         sequence, pooled = encode(prefix, reference)
     identical = (np.array_equal(sequence, hf_sequence)
                  and np.array_equal(pooled, hf_pooled))
