@@ -270,7 +270,7 @@ def setup(flag_values, static_shapes=True):
       FinetuneError: for batch sizes that do not split, or varying shapes on TPU.
     """
     training.set_random_seed(flag_values.seed)
-    strategy = distribution.strategy_from_flags()
+    strategy = distribution.strategy_from_flags(flag_values)
     if not static_shapes and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")

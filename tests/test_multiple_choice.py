@@ -1,17 +1,28 @@
 """Tests for bert_tf/tasks/multiple_choice.py: records of [choices, seq], read and learnt.
 
-The worked example of a family whose records hold several sequences: they
-are written flat by tfrecord.write_examples, read back as [batch, choices,
-seq] by input_pipeline.finetuning_dataset (padding cut from every choice
-alike), and a tiny model learns to pick the right choice.
+The worked example of README's "Adding a task": a family whose records hold
+several sequences. They are written flat by tfrecord.write_examples, read
+back as [batch, choices, seq] by input_pipeline.finetuning_dataset (padding
+cut from every choice alike), and finetune.run, given the task and a
+FinetuneData of generated questions, trains a tiny model that learns to pick
+the right choice.
 """
 
-import numpy as np
-import tensorflow as tf
+import os
 
-from bert_tf import input_pipeline, io_utils, tfrecord
+import numpy as np
+from absl import flags
+
+from bert_tf import (
+    distribution,
+    finetune,
+    finetune_data,
+    input_pipeline,
+    io_utils,
+    tfrecord,
+    training,
+)
 from bert_tf.config import BertConfig
-from bert_tf.modeling import BertModel
 from bert_tf.tasks import MultipleChoiceTask
 
 CHOICES, SEQ, VOCAB = 3, 32, 30
@@ -67,41 +78,56 @@ def test_records_come_back_as_batch_choices_seq_with_padding_cut_from_every_choi
                                       [r["label_ids"][0] for r in records[4 * i:4 * i + 4]])
 
 
-def test_a_tiny_model_learns_to_pick_the_right_choice(tmp_path):
-    tf.keras.utils.set_random_seed(1)
-    task = MultipleChoiceTask(CHOICES, SEQ)
+class GeneratedQuestions(finetune_data.FinetuneData):
+    """The data side of the family: generated splits of _records()."""
+
+    def __init__(self, sizes):
+        self.sizes = sizes
+        self.splits = {}
+
+    def read(self, splits):
+        for split in splits:
+            self.splits.setdefault(split, _records(self.sizes[split], seed=len(self.splits)))
+
+    def num_train_examples(self):
+        return len(self.splits["train"])
+
+    def describe(self, split):
+        return f"{len(self.splits[split])} questions"
+
+    def records(self, split, is_training):
+        return self.splits[split]
+
+    def references(self, split):
+        # MultipleChoiceTask.score() takes the right choices.
+        return [record["label_ids"][0] for record in self.splits[split]]
+
+
+def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(tmp_path):
     config = BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
                         max_position_embeddings=SEQ, type_vocab_size=2)
-    encoder = BertModel(config)
-    heads = task.create_heads(encoder)
-    path = str(tmp_path / "train.tfrecord")
-    _write(path, _records(256, seed=2), task)
-    optimizer = tf.keras.optimizers.Adam(3e-3)
-    variables = encoder.trainable_variables + heads["classifier"].trainable_variables
+    config.to_json_file(str(tmp_path / "bert_config.json"))
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"[unused{i}]\n" for i in range(VOCAB)), encoding="utf-8")
+    flag_values = flags.FlagValues()
+    finetune.define_finetune_flags(flag_values)
+    finetune.define_padding_flags(flag_values)
+    training.define_training_flags(flag_values)
+    distribution.define_tpu_flags(flag_values)
+    output_dir = tmp_path / "run"
+    # A script's command line: its flags, as the user gives them.
+    flag_values([
+        "test", "--do_train", "--do_eval", f"--output_dir={output_dir}",
+        f"--bert_config_file={tmp_path / 'bert_config.json'}", f"--vocab_file={vocab}",
+        f"--max_seq_length={SEQ}", "--train_batch_size=16", "--eval_batch_size=16",
+        "--learning_rate=3e-3", "--num_train_epochs=10", "--dynamic_padding", "--seed=1"])
+    files, strategy = finetune.start(flag_values)
+    data = GeneratedQuestions({"train": 256, "dev": 64})
+    finetune.run(MultipleChoiceTask(CHOICES, SEQ), data, flag_values, files, strategy)
 
-    @tf.function
-    def step(batch):
-        with tf.GradientTape() as tape:
-            loss = task.losses(batch, task.forward(encoder, heads, batch, training=True))["loss"]
-        optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables, strict=True))
-        return loss
-
-    train = input_pipeline.finetuning_dataset(path, 16, True, task.feature_specs(), seed=3,
-                                              trim_to_multiple_of=16)
-    for batch in train.take(150):
-        step(batch)
-
-    test = _records(64, seed=4)
-    test_path = str(tmp_path / "test.tfrecord")
-    _write(test_path, test, task)
-    probabilities = []
-    for batch in input_pipeline.finetuning_dataset(test_path, 16, False, task.feature_specs()):
-        outputs = task.forward(encoder, heads, batch, training=False)
-        predictions = task.predictions(batch, outputs)
-        assert predictions["predictions"].shape == (16, CHOICES)
-        probabilities.append(predictions["predictions"].numpy())
-    scores = task.score({"predictions": np.concatenate(probabilities)},
-                        [r["label_ids"][0] for r in test])
+    with open(os.path.join(output_dir, "eval_results.txt"), encoding="utf-8") as f:
+        results = dict(line.strip().split(" = ") for line in f)
+    assert int(results["global_step"]) == 160
     # Chance is 1/3.
-    assert scores["eval_accuracy"] > 0.9
+    assert float(results["eval_accuracy"]) > 0.9
