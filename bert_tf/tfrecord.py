@@ -325,13 +325,24 @@ def write_examples(file, records, specs):
 
     Args:
       file: A binary file object.
-      records: Dicts from feature name to a value or a list of values.
+      records: Dicts from feature name to a value or values: for a
+        one-value feature a scalar or a list of one, for a feature with a
+        leading shape nested lists or an array of that shape, or flat.
       specs: The features.FeatureSpec of each feature, in writing order.
     """
     for start in range(0, len(records), RECORDS_PER_WRITE):
         chunk = records[start:start + RECORDS_PER_WRITE]
-        data, _ = encode_tfrecords(
-            [(spec, np.array([r[spec.name] for r in chunk]).reshape(len(chunk), spec.size))
-             for spec in specs])
+        data, _ = encode_tfrecords([(spec, _column(chunk, spec)) for spec in specs])
         file.write(data)
+
+
+def _column(records, spec):
+    """One feature's values of records, as an [N, spec.size] array."""
+    values = [record[spec.name] for record in records]
+    if spec.size == 1:
+        # A one-value feature may come as a scalar (0 in a padding record) or
+        # as a list of one ([label]) within the same file.
+        values = [value if type(value) in (int, float) else np.ravel(value)[0]
+                  for value in values]
+    return np.array(values).reshape(len(records), spec.size)
 

@@ -46,3 +46,16 @@ def test_a_padding_record_has_each_features_shape(tmp_path):
     assert batch["input_ids"].shape == (2, 2, 4)
     np.testing.assert_array_equal(batch["input_ids"].numpy()[0], record["input_ids"])
     assert not batch["input_ids"].numpy()[1].any()
+
+
+def test_real_records_may_give_one_value_features_as_lists_next_to_the_padding(tmp_path):
+    """The padding row gives label_ids as 0; a family's records may give [label]."""
+    specs = features.multiple_choice_features(num_choices=2, max_seq_length=4)
+    record = {"input_ids": np.ones((2, 4), np.int64), "input_mask": np.ones((2, 4), np.int64),
+              "segment_ids": np.zeros((2, 4), np.int64), "label_ids": [1],
+              "is_real_example": [1]}
+    path = str(tmp_path / "choices.tf_record")
+    assert finetune_data.write_records(path, [record], specs, pad_to_multiple_of=3) == 3
+    [batch] = list(input_pipeline.finetuning_dataset(path, 3, False, specs))
+    assert batch["label_ids"].numpy()[:, 0].tolist() == [1, 0, 0]
+    assert batch["is_real_example"].numpy()[:, 0].tolist() == [1, 0, 0]
