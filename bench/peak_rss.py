@@ -17,7 +17,7 @@ and then evaluates or predicts, with the same settings for both libraries:
 bert_tf runs as a user runs it: --mixed_precision and --jit_compile are left at
 auto unless --bert_tf_flags says otherwise; the peers run in float32.
 
-Prints one JSON line per run (workload, impl, peak_rss_mb, wall_s, and where it
+Prints one JSON line per run (workload, impl, peak_rss_mb, wall_s, cpu_s, minor_faults, and where it
 ran), then one line per workload with bert_tf's peak over the peer's.
 
   .venv/bin/python bench/peak_rss.py --hf_python=/tmp/hfvenv/bin/python --bert_base \\
@@ -63,7 +63,7 @@ FLAGS = flags.FLAGS
 
 
 def run_and_measure(command, log_path, cwd=None):
-    """Runs a command to its end; returns its peak RSS in bytes and its wall time.
+    """Runs a command to its end; returns its peak RSS, wall time, CPU time and page faults.
 
     Args:
       command: The argv list.
@@ -71,7 +71,10 @@ def run_and_measure(command, log_path, cwd=None):
       cwd: Its working folder.
 
     Returns:
-      (peak_rss_bytes, wall_seconds).
+      (peak_rss_bytes, wall_seconds, cpu_seconds, minor_faults): CPU time is
+      user plus system time of the whole process; it and the page faults
+      (each a page the kernel mapped in, and zeroed, on first touch) depend
+      far less on other work on the machine than the wall time does.
 
     Raises:
       RuntimeError: It failed; the message ends with its log's tail.
@@ -87,7 +90,8 @@ def run_and_measure(command, log_path, cwd=None):
     if process.returncode:
         with open(log_path, encoding="utf-8") as f:
             raise RuntimeError(f"{command[1]} failed:\n{f.read()[-3000:]}")
-    return usage.ru_maxrss * 1024, wall
+    return (usage.ru_maxrss * 1024, wall, usage.ru_utime + usage.ru_stime,
+            usage.ru_minflt)
 
 
 def count_conll_sentences(path):
@@ -195,10 +199,11 @@ def main(argv):
             scratch = os.path.join(FLAGS.work_dir, f"{workload}_{impl}_{int(time.time())}")
             os.makedirs(scratch)
             command, settings = commands(workload, impl, scratch)
-            peak, wall = run_and_measure(command, os.path.join(scratch, "log.txt"),
-                                         cwd=FLAGS.bert_tf_root)
+            peak, wall, cpu, faults = run_and_measure(
+                command, os.path.join(scratch, "log.txt"), cwd=FLAGS.bert_tf_root)
             line = {"workload": workload, "impl": impl, "peak_rss_mb": round(peak / 2**20),
-                    "wall_s": round(wall, 1), "settings": settings,
+                    "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "minor_faults": faults,
+                    "settings": settings,
                     "bert_tf_flags": FLAGS.bert_tf_flags if impl == "bert_tf" else None,
                     **where}
             lines.append(line)

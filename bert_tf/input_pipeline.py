@@ -6,7 +6,6 @@ writers share; `parsing_spec` turns a contract into TensorFlow's parsing spec.
 
 import tensorflow as tf
 
-from bert_tf.dynamic_masking import mask_batches
 from bert_tf.features import pretraining_features
 
 
@@ -195,6 +194,11 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
     dataset = _batch_and_parse(
         dataset, pretraining_features(max_seq_length, max_predictions_per_seq), batch_size)
     if dynamic_masking is not None:
+        # Imported here: dynamic_masking needs tensorflow_text, whose libraries
+        # hold about 116 MB of resident memory, and fine-tuning reads its
+        # records through this module without ever masking.
+        from bert_tf.dynamic_masking import mask_batches
+
         dataset = mask_batches(
             dataset, dynamic_masking, max_predictions_per_seq, seed,
             input_context.input_pipeline_id if input_context else 0)

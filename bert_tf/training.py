@@ -44,6 +44,7 @@ from bert_tf import (
     checkpoints,
     distribution,
     io_utils,
+    memory,
     optimization,
     precision,
     run_dir,
@@ -519,7 +520,8 @@ class Trainer:
                                  self.config.log_every_secs)
             steps = min(fitting, num_train_steps - step, to_checkpoint)
             start = time.time()
-            self._train_loop(iterator, tf.constant(steps, tf.int32))
+            with memory.releasing_free_memory(enabled=self._jit_compile):
+                self._train_loop(iterator, tf.constant(steps, tf.int32))
             step = self.global_step
             elapsed = time.time() - start
             step_seconds = elapsed / steps

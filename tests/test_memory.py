@@ -1,0 +1,82 @@
+"""Tests for bert_tf.memory: giving the C heap's free pages back to the system."""
+
+import ctypes
+import threading
+
+import pytest
+
+from bert_tf import memory
+
+needs_malloc_trim = pytest.mark.skipif(memory._MALLOC_TRIM is None,
+                                       reason="the C library has no malloc_trim (not glibc)")
+
+
+def resident_mib():
+    """This process's resident memory (VmRSS), in MiB."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS line")
+
+
+@needs_malloc_trim
+def test_release_gives_back_freed_memory_below_a_live_block():
+    # 128 MiB in 64 KiB blocks, below the size glibc maps on its own, then
+    # one more block that stays: the freed blocks lie below it, where glibc
+    # does not trim by itself, as XLA's compiler leaves its freed memory.
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    block = 64 * 1024
+    blocks = [libc.malloc(block) for _ in range(2048)]
+    assert all(blocks)
+    for address in blocks:
+        ctypes.memset(address, 1, block)  # resident only once touched
+    kept = libc.malloc(block)
+    for address in blocks:
+        libc.free(address)
+    try:
+        before = resident_mib()
+        assert memory.release_free_memory()
+        assert before - resident_mib() > 100
+    finally:
+        libc.free(kept)
+
+
+def test_releasing_free_memory_releases_while_the_block_runs(monkeypatch):
+    calls = []
+    released_twice = threading.Event()
+
+    def fake_trim(pad):
+        calls.append(pad)
+        if len(calls) >= 2:
+            released_twice.set()
+        return 1
+
+    monkeypatch.setattr(memory, "_MALLOC_TRIM", fake_trim)
+    with memory.releasing_free_memory(interval_seconds=0.01):
+        assert released_twice.wait(10)
+    after_exit = len(calls)
+    # The thread is joined on exit: no release comes later.
+    assert not any(t.name == "release_free_memory" for t in threading.enumerate())
+    assert len(calls) == after_exit
+    assert set(calls) == {0}
+
+
+def test_releasing_free_memory_disabled_starts_nothing(monkeypatch):
+    calls = []
+    monkeypatch.setattr(memory, "_MALLOC_TRIM", lambda pad: calls.append(pad))
+    threads = threading.active_count()
+    with memory.releasing_free_memory(enabled=False, interval_seconds=0.001):
+        assert threading.active_count() == threads
+    assert calls == []
+
+
+def test_without_malloc_trim_nothing_is_released(monkeypatch):
+    monkeypatch.setattr(memory, "_MALLOC_TRIM", None)
+    assert not memory.release_free_memory()
+    threads = threading.active_count()
+    with memory.releasing_free_memory(interval_seconds=0.001):
+        assert threading.active_count() == threads
