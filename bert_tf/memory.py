@@ -22,11 +22,11 @@ import threading
 
 # The C library's malloc_trim, looked up once; None where there is none.
 try:
-    _MALLOC_TRIM = ctypes.CDLL(None).malloc_trim
-    _MALLOC_TRIM.argtypes = [ctypes.c_size_t]
-    _MALLOC_TRIM.restype = ctypes.c_int
+    MALLOC_TRIM = ctypes.CDLL(None).malloc_trim
+    MALLOC_TRIM.argtypes = [ctypes.c_size_t]
+    MALLOC_TRIM.restype = ctypes.c_int
 except (AttributeError, OSError):
-    _MALLOC_TRIM = None
+    MALLOC_TRIM = None
 
 
 def release_free_memory():
@@ -35,9 +35,9 @@ def release_free_memory():
     Returns:
       True if the C library has malloc_trim (glibc), else False.
     """
-    if _MALLOC_TRIM is None:
+    if MALLOC_TRIM is None:
         return False
-    _MALLOC_TRIM(0)
+    MALLOC_TRIM(0)
     return True
 
 
@@ -52,7 +52,7 @@ def releasing_free_memory(enabled=True, interval_seconds=1.0):
     Yields:
       None.
     """
-    if not enabled or _MALLOC_TRIM is None:
+    if not enabled or MALLOC_TRIM is None:
         yield
         return
     stop = threading.Event()

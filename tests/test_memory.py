@@ -1,13 +1,16 @@
 """Tests for bert_tf.memory: giving the C heap's free pages back to the system."""
 
 import ctypes
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
 
 from bert_tf import memory
 
-needs_malloc_trim = pytest.mark.skipif(memory._MALLOC_TRIM is None,
+needs_malloc_trim = pytest.mark.skipif(memory.MALLOC_TRIM is None,
                                        reason="the C library has no malloc_trim (not glibc)")
 
 
@@ -55,7 +58,7 @@ def test_releasing_free_memory_releases_while_the_block_runs(monkeypatch):
             released_twice.set()
         return 1
 
-    monkeypatch.setattr(memory, "_MALLOC_TRIM", fake_trim)
+    monkeypatch.setattr(memory, "MALLOC_TRIM", fake_trim)
     with memory.releasing_free_memory(interval_seconds=0.01):
         assert released_twice.wait(10)
     after_exit = len(calls)
@@ -67,7 +70,7 @@ def test_releasing_free_memory_releases_while_the_block_runs(monkeypatch):
 
 def test_releasing_free_memory_disabled_starts_nothing(monkeypatch):
     calls = []
-    monkeypatch.setattr(memory, "_MALLOC_TRIM", lambda pad: calls.append(pad))
+    monkeypatch.setattr(memory, "MALLOC_TRIM", lambda pad: calls.append(pad))
     threads = threading.active_count()
     with memory.releasing_free_memory(enabled=False, interval_seconds=0.001):
         assert threading.active_count() == threads
@@ -75,8 +78,17 @@ def test_releasing_free_memory_disabled_starts_nothing(monkeypatch):
 
 
 def test_without_malloc_trim_nothing_is_released(monkeypatch):
-    monkeypatch.setattr(memory, "_MALLOC_TRIM", None)
+    monkeypatch.setattr(memory, "MALLOC_TRIM", None)
     assert not memory.release_free_memory()
     threads = threading.active_count()
     with memory.releasing_free_memory(interval_seconds=0.001):
         assert threading.active_count() == threads
+
+
+def test_fine_tuning_loads_no_tensorflow_text_until_it_exports():
+    """tensorflow_text holds about 116 MB resident: only exports and dynamic masking load it."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    check = ("import sys; import run_squad; from bert_tf import tasks, input_pipeline; "
+             "assert 'tensorflow_text' not in sys.modules, 'loaded'; "
+             "from bert_tf import text_ops; assert 'tensorflow_text' in sys.modules")
+    subprocess.run([sys.executable, "-c", check], cwd=root, check=True, capture_output=True)

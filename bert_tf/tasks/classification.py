@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import features as feature_contracts
-from bert_tf import glue, serving, text_ops
+from bert_tf import glue, serving
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
@@ -164,6 +164,10 @@ class ClassificationServingModule(tf.Module):
           shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_classifier")
+        # Imported here, not at the top: text_ops loads tensorflow_text, about
+        # 116 MB of resident memory that only an export needs, not training.
+        from bert_tf import text_ops
+
         self.encoder = encoder
         self.classifier_head = classifier_head
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)

