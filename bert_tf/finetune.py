@@ -22,7 +22,8 @@ order, for a script or a notebook that goes its own way:
   evaluate()        the task's official metrics on a dev set;
   write_outputs()   the task's output files of a prediction;
   write_eval_results()  eval_results.txt, written once, whole;
-  export_model()    a raw-text SavedModel.
+  export_model()    a raw-text SavedModel;
+  splits_to_read()  the splits a run's flags ask its data for.
 
 Nothing here depends on which task runs: the task (tasks/) and its data
 module (glue/, ...) supply the rest. Errors in the user's input raise
