@@ -111,13 +111,11 @@ def define_training_flags(flag_values=flags.FLAGS):
         "loses at most this much. On a TPU only when given.", lower_bound=0.0, **fv)
     flags.DEFINE_enum(
         "optimizer", "adamw", list(optimization.OPTIMIZERS),
-        "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.",
-        **fv)
+        "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.", **fv)
     flags.DEFINE_bool(
         "adam_bias_correction", True,
         "Apply Adam's bias correction, which the original omitted; "
-        "--noadam_bias_correction gives the original's update.",
-        **fv)
+        "--noadam_bias_correction gives the original's update.", **fv)
     flags.DEFINE_bool(
         "decay_after_warmup", False,
         "Decay the learning rate linearly from its peak at the end of warmup to 0 "
@@ -539,8 +537,8 @@ class Trainer:
             with writer.as_default(step=step):
                 for name in ("loss", "learning_rate", "examples_per_second"):
                     tf.summary.scalar(name, record[name])
-            due = self.config.save_checkpoints_secs is not None and (
-                time.time() - last_save >= self.config.save_checkpoints_secs)
+            secs = self.config.save_checkpoints_secs
+            due = secs is not None and time.time() - last_save >= secs
             if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
                 self.manager.save(checkpoint_number=step)
                 last_save = time.time()
@@ -583,8 +581,7 @@ class Trainer:
             tf.train.Checkpoint(train_input=self._train_input).restore(latest).expect_partial()
             logging.info("The training input goes on where %s left it.", latest)
         elif latest:
-            logging.info("%s holds no input position: the training input starts again.",
-                         latest)
+            logging.info("%s holds no input position: the training input restarts.", latest)
         return self._train_input
 
     def _summary_writer(self, name):
