@@ -82,19 +82,19 @@ def count_records(input_patterns):
     return total
 
 
-def _records(files, is_training, input_context, num_parallel_reads, seed, repeat=True):
-    """Reads serialized records, sharded across input pipelines.
+def _records(files, is_training, input_context, num_parallel_reads, seed):
+    """Reads serialized records once (one epoch), sharded across input pipelines.
+
+    The callers shuffle the records and then repeat, so that each epoch ends
+    before the next begins.
 
     Args:
       files: the TFRecord files.
       is_training: read the files in a shuffled order, interleaved without
-        keeping their order (and repeat, with `repeat`); otherwise read each
-        file once, in order.
+        keeping their order; otherwise read each file in order.
       input_context: a tf.distribute.InputContext, or None.
       num_parallel_reads: how many files training interleaves at once.
       seed: an optional seed for the file shuffle.
-      repeat: in training, whether to read the files forever; False reads
-        them once (one epoch), for the caller to shuffle and then repeat.
 
     Returns:
       A tf.data.Dataset of scalar strings.
@@ -105,15 +105,12 @@ def _records(files, is_training, input_context, num_parallel_reads, seed, repeat
         # Too few files to give each pipeline its own: every pipeline reads
         # them all in the same order and keeps every num_pipelines-th record,
         # so that together they still see each record once per epoch.
-        dataset = tf.data.TFRecordDataset(files).shard(num_pipelines, pipeline_id)
-        return dataset.repeat() if is_training and repeat else dataset
+        return tf.data.TFRecordDataset(files).shard(num_pipelines, pipeline_id)
     dataset = tf.data.Dataset.from_tensor_slices(files).shard(num_pipelines, pipeline_id)
     if not is_training:
         return dataset.flat_map(tf.data.TFRecordDataset)
-    dataset = dataset.shuffle(len(files), seed=seed)
-    if repeat:
-        dataset = dataset.repeat()
-    return dataset.interleave(
+    # Shuffled anew on each pass: the caller's repeat() reads the files again.
+    return dataset.shuffle(len(files), seed=seed).interleave(
         tf.data.TFRecordDataset, cycle_length=min(num_parallel_reads, len(files)),
         num_parallel_calls=tf.data.AUTOTUNE, deterministic=False)
 
@@ -151,10 +148,15 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
                         dynamic_masking=None):
     """Reads masked-LM/next-sentence TFRecords into batches of int32 features.
 
-    Training reads the files forever, in an order shuffled at the file level,
-    interleaving `num_parallel_reads` files at a time without keeping their
-    order, then shuffles records in a small buffer: the data generator
-    already shuffled the records. Evaluation reads every file once, in order.
+    Training reads the files epoch by epoch, forever: each epoch reads every
+    record once, in a file order shuffled anew, interleaving
+    `num_parallel_reads` files at a time without keeping their order, and
+    shuffles records in a small buffer (the data generator already shuffled
+    them). The next epoch begins only when this one has ended: repeating the
+    files before the interleave and the buffer, as the original does, lets
+    the next epoch's records in while this one's are still being read, so
+    that some records come twice before others come once. Evaluation reads
+    every file once, in order.
 
     Every batch has exactly `batch_size` records (drop_remainder), since TPUs
     need static shapes; evaluation may therefore skip up to batch_size - 1
@@ -190,7 +192,8 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads, seed)
     if is_training:
-        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed)
+        # Shuffled, then repeated: one epoch's records at a time in the buffer.
+        dataset = dataset.shuffle(shuffle_buffer_size, seed=seed).repeat()
     dataset = _batch_and_parse(
         dataset, pretraining_features(max_seq_length, max_predictions_per_seq), batch_size)
     if dynamic_masking is not None:
@@ -244,7 +247,7 @@ def finetuning_dataset(input_patterns, batch_size, is_training, features, input_
       tensor, int32 for the int64 features.
     """
     dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
-                       num_parallel_reads=1, seed=seed, repeat=False)
+                       num_parallel_reads=1, seed=seed)
     if is_training:
         # Shuffled, then repeated: one epoch's records at a time in the buffer.
         dataset = dataset.shuffle(shuffle_buffer_size, seed=seed).repeat()

@@ -137,6 +137,68 @@ def test_input_pipelines_share_the_records_when_files_are_few(our_files):
     assert seen == rows(parse_directly(our_files))
 
 
+@pytest.fixture(scope="module")
+def uneven_files(our_files, tmp_path_factory):
+    """Five files of 3 to 24 records, cut from our_files' records.
+
+    Files of unequal length make the interleave finish some files long
+    before others: where an epoch's records would mix with the next one's.
+    """
+    records = [r.numpy() for r in tf.data.TFRecordDataset(our_files)]
+    directory = tmp_path_factory.mktemp("uneven")
+    paths, start = [], 0
+    for i, size in enumerate((3, 24, 7, 15, 11)):
+        paths.append(str(directory / f"part-{i}.tfrecord"))
+        with tf.io.TFRecordWriter(paths[-1]) as writer:
+            for record in records[start:start + size]:
+                writer.write(record)
+        start += size
+    assert start <= len(records)
+    return paths
+
+
+def pretraining_rows(files, is_training, input_context=None, batches=None):
+    """The records one input pipeline reads, as row tuples in reading order."""
+    dataset = input_pipeline.pretraining_dataset(
+        files, batch_size=1, max_seq_length=SEQ, max_predictions_per_seq=PREDICTIONS,
+        is_training=is_training, input_context=input_context, seed=1)
+    features = read_all(dataset, batches=batches)
+    return [tuple(features["input_ids"][i]) + tuple(features["masked_lm_positions"][i])
+            for i in range(len(features["input_ids"]))]
+
+
+def training_epochs(files, epochs, input_context=None):
+    """The first `epochs` epochs of one training pipeline: a list of rows each, in order.
+
+    An epoch is as many records as the pipeline's share of the files holds.
+    """
+    per_epoch = len(pretraining_rows(files, False, input_context))
+    read = pretraining_rows(files, True, input_context, batches=epochs * per_epoch)
+    return [read[e * per_epoch:(e + 1) * per_epoch] for e in range(epochs)]
+
+
+def test_training_reads_every_record_once_per_epoch(uneven_files):
+    expected = rows(parse_directly(uneven_files))
+    epochs = training_epochs(uneven_files, epochs=3)
+    for epoch in epochs:
+        assert collections.Counter(epoch) == expected
+    # Each epoch in an order of its own.
+    assert len({tuple(epoch) for epoch in epochs}) == 3
+
+
+def test_two_training_pipelines_read_disjoint_records_each_epoch(uneven_files):
+    expected = rows(parse_directly(uneven_files))
+    per_pipeline = [
+        training_epochs(uneven_files, epochs=2, input_context=tf.distribute.InputContext(
+            num_input_pipelines=2, input_pipeline_id=i))
+        for i in range(2)]
+    for epoch in range(2):
+        first = collections.Counter(per_pipeline[0][epoch])
+        second = collections.Counter(per_pipeline[1][epoch])
+        assert not set(first) & set(second)
+        assert first + second == expected
+
+
 def test_a_pattern_that_matches_nothing_is_an_error(tmp_path):
     with pytest.raises(ValueError, match="no input file matches"):
         input_pipeline.pretraining_dataset(
