@@ -92,6 +92,7 @@ a distributed tf.function (apply() and apply_if_ready() say so). The accumulator
 needs no checkpoint: it is empty after every applied update.
 """
 
+import math
 import re
 
 import tensorflow as tf
@@ -124,6 +125,25 @@ def uses_weight_decay(variable):
     if leaf in ("gamma", "beta") or leaf.endswith("bias"):
         return False
     return "LayerNorm" not in path and "layer_norm" not in path
+
+
+def _one_minus_power(beta, step):
+    """1 - beta^step, accurate in float32 for beta near 1.
+
+    In float32, 0.999 is 0.99900001, so 1 - tf.pow(0.999, 1) would be 1.3e-5
+    too small relative to 1e-3, and so would Adam's first bias-corrected
+    updates. As -expm1(step * log(beta)), with log(beta) taken in Python's
+    float64, the error is float32 rounding only, without float64 (which TPUs
+    lack) in the graph.
+
+    Args:
+      beta: A Python float in (0, 1).
+      step: A float scalar tensor, >= 1.
+
+    Returns:
+      A scalar tensor of step's dtype.
+    """
+    return -tf.math.expm1(step * math.log(beta))
 
 
 class LinearWarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
@@ -352,8 +372,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         self.assign(v, next_v)
         if self.bias_correction:
             step = tf.cast(self.iterations + 1, dtype)
-            next_m = next_m / (1.0 - tf.pow(tf.cast(self.beta_1, dtype), step))
-            next_v = next_v / (1.0 - tf.pow(tf.cast(self.beta_2, dtype), step))
+            next_m = next_m / _one_minus_power(self.beta_1, step)
+            next_v = next_v / _one_minus_power(self.beta_2, step)
         update = next_m / (tf.sqrt(next_v) + self.epsilon)
         if self.weight_decay_rate and self._decayed[index]:
             update += self.weight_decay_rate * variable

@@ -449,3 +449,19 @@ def test_config_round_trip_and_unknown_type():
     assert set(optimization.OPTIMIZERS) == {"adamw", "lamb"}
     with pytest.raises(ValueError, match="unknown optimizer_type"):
         optimization.create_optimizer(1e-4, 10, 0, optimizer_type="sgd")
+
+
+def test_bias_correction_is_exact_in_float32():
+    """1 - beta_2 at the first update is 1e-3, not 1 - float32(0.999) = 9.99987e-4.
+
+    With a constant gradient g, bias-corrected m and v are g and g^2 at every
+    update, so each update is lr * g / (|g| + epsilon) exactly. Computing
+    1 - beta^t from float32 betas made it 6.6e-6 of itself too small.
+    """
+    gradient = np.array([0.3, -0.1, 0.02])
+    variable = tf.Variable(tf.zeros([3]))
+    optimizer = optimization.AdamWeightDecay(1e-3, weight_decay_rate=0.0, clip_norm=None)
+    for t in range(1, 4):
+        optimizer.apply([tf.constant(gradient, tf.float32)], [variable])
+        expected = -t * 1e-3 * gradient / (np.abs(gradient) + 1e-6)
+        np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-6)

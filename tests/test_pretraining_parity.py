@@ -229,9 +229,6 @@ def test_first_update_matches(reference, weights_folder, tmp_path, prefix):
     expected = _prefixed(reference, prefix)
     initial = _prefixed(reference, "init")
     assert set(updated) == set(expected)
-    # bert_tf's bias correction divides v by 1 - beta_2 computed in float32
-    # (9.99987e-4 for 0.999), which makes the first bias-corrected update
-    # 6.7e-6 of itself smaller than the exact one: inside the tolerance.
     for name, ref in expected.items():
         ref64 = ref.astype(np.float64)
         step_scale = np.abs(ref64 - initial[name]).max()
