@@ -144,6 +144,8 @@ def train_bert_tf(seed, bias_correction, records):
             adam_bias_correction=bias_correction, iterations_per_loop=100,
             save_checkpoints_steps=FLAGS.eval_every, keep_checkpoint_max=1))
     trainer.restore()
+    # As run_pretraining.py does: convert_checkpoint.py finds it there.
+    config.to_json_file(os.path.join(output_dir, "bert_config.json"))
 
     def dataset_fn(path, batch_size, is_training, input_context):
         return input_pipeline.pretraining_dataset(

