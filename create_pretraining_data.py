@@ -58,8 +58,9 @@ flags.DEFINE_integer(
 flags.DEFINE_float(
     "window_mb", 4.0,
     "Megabytes of text processed at a time. Memory grows with it, not with the corpus; "
-    "random-next spans come from other documents of the same window, and records are "
-    "shuffled within it. Changing it changes the output.")
+    "random-next spans come from other documents of the same window. Records are "
+    "shuffled across the whole input whatever its value, but changing it changes the "
+    "output.")
 flags.DEFINE_enum(
     "errors", "strict", ["strict", "replace", "ignore"],
     "What to do with bytes that are not UTF-8: strict stops with the file and line, "

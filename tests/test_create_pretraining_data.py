@@ -105,8 +105,9 @@ def test_a_killed_run_takes_its_workers_with_it_and_the_next_run_cleans_up(tmp_p
     # stderr reaches its end only when every process holding it (the workers
     # too) has exited: a worker left running would make this time out.
     process.communicate(timeout=60)
-    stale = [name for name in os.listdir(tmp_path) if ".incomplete-" in name]
-    assert stale == [f"out.tfrecord.incomplete-{process.pid}"]
+    stale = sorted(name for name in os.listdir(tmp_path) if ".incomplete-" in name)
+    assert stale == [f"out.tfrecord.incomplete-{process.pid}",
+                     f"out.tfrecord.incomplete-windows-{process.pid}"]
     assert not output.exists()
     result = run_script(f"--input_file={CORPUS}", f"--output_file={output}",
                         f"--vocab_file={VOCAB}", "--max_seq_length=32",

@@ -10,6 +10,7 @@ Records are read back with TensorFlow, which checks their CRCs and parses them
 independently of the code under test.
 """
 
+import collections
 import os
 import random
 import subprocess
@@ -20,7 +21,12 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import pretraining_data, tokenization
-from bert_tf.pretraining_data import PretrainingDataConfig, PretrainingDataError, workers
+from bert_tf.pretraining_data import (
+    PretrainingDataConfig,
+    PretrainingDataError,
+    output,
+    workers,
+)
 from bert_tf.pretraining_data.corpus import CachedTokenizer
 from bert_tf.pretraining_data.instances import truncate_pair
 
@@ -342,6 +348,59 @@ def test_records_are_dealt_round_robin(tmp_path):
     records = [r.numpy() for r in tf.data.TFRecordDataset(single)]
     for k, path in enumerate(dealt):
         assert [r.numpy() for r in tf.data.TFRecordDataset(path)] == records[k::3]
+
+
+def test_records_are_shuffled_across_windows(tmp_path):
+    """The file is not in corpus order: a window's records are spread over all of it.
+
+    Written window after window, the first half of the file held only the
+    first half of the corpus, and a reader that shuffles in a small buffer,
+    as the original's does, trained on one part of the corpus at a time.
+    """
+    corpus = SyntheticCorpus(tmp_path, num_documents=40)
+    # A 1 KB window makes several windows.
+    config = corpus.config(window_mb=0.001, dupe_factor=2)
+    (path,), _ = generate(tmp_path, corpus.path, config)
+    features = read_records(path, config)
+    documents = []
+    for row in range(len(features["input_ids"])):
+        original, a_length, _, _, _ = unpack(features, row)
+        documents.append(corpus.locate(original[1:a_length + 1].tolist())[0])
+    # Rank correlation of the position in the file with the document: about
+    # 1 in corpus order, about 0 shuffled.
+    positions = np.argsort(np.argsort(documents, kind="stable"))
+    correlation = np.corrcoef(np.arange(len(documents)), positions)[0, 1]
+    assert len(documents) > 150 and abs(correlation) < 0.2, correlation
+    # The file's first half holds records of the last documents too.
+    assert max(documents[:len(documents) // 2]) >= 30
+
+
+class ListReader:
+    """A window's records, as interleave_windows reads them."""
+
+    def __init__(self, records):
+        self.records = iter(records)
+
+    def next_record(self):
+        return next(self.records)
+
+
+@pytest.mark.parametrize("records_per_draw", [2, 1 << 16])
+def test_windows_are_interleaved_uniformly(records_per_draw):
+    """Every interleaving of two windows of 3 and 2 records is equally likely."""
+    rng = np.random.default_rng(0)
+    counts = collections.Counter()
+    draws = 6000
+    for _ in range(draws):
+        readers = [ListReader("abc"), ListReader("de")]
+        order = "".join(output.interleave_windows(readers, [3, 2], rng, records_per_draw))
+        counts[order] += 1
+    # Each window's own order is kept, and all 10 interleavings occur.
+    assert all(o.index("a") < o.index("b") < o.index("c") for o in counts)
+    assert len(counts) == 10
+    # Each one's count within five standard deviations of draws / 10.
+    expected = draws / 10
+    assert all(abs(c - expected) < 5 * np.sqrt(expected * 0.9) for c in counts.values())
 
 
 def test_a_single_document_never_pairs_with_itself(tmp_path):

@@ -39,16 +39,20 @@ It fixes the original's known bugs:
 And, to stream, it differs in scope:
   - the input is processed in windows of consecutive documents, about
     `window_mb` of text each. Random-next spans come from another document of
-    the same window rather than from the whole corpus, and records are
-    shuffled within a window rather than globally. Peak memory is therefore
+    the same window rather than from the whole corpus. Each window's records
+    are shuffled and kept in a spill file beside the output; at the end the
+    windows are interleaved at random, which makes the output a uniform
+    shuffle of all the records, as the original's. Peak memory is therefore
     bounded by the window, not by the corpus: a window's records take about
     11 bytes per byte of its text and pass, some 45 MB for 4 MB at
-    dupe_factor=5. The reader's shuffle buffer mixes windows further.
+    dupe_factor=5. The spill file takes as much disk as the output, until
+    the output is complete.
   - the end of an input file also ends a document.
 
 Determinism: every pair and mask is a function of (random_seed, window,
-pass, block of documents), and the records of a window are shuffled with a
-seed of their own and dealt round-robin over the output files. The output
+pass, block of documents), the records of a window are shuffled with a seed
+of their own, and the windows are interleaved with another, then dealt
+round-robin over the output files. The output
 files are therefore byte-for-byte the same whatever the number of workers;
 they depend on the input, the flags and window_mb.
 

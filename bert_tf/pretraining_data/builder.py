@@ -1,8 +1,10 @@
 """The driver of the data builder: `create_pretraining_data`.
 
 It reads the input a window at a time, has the workers tokenize each window
-and generate its records, and writes them shuffled to the output files,
-while the next window is read and tokenized.
+and generate its records, and keeps them shuffled in a spill file while the
+next window is read and tokenized; at the end it interleaves the windows at
+random into the output files, so that the records are shuffled across the
+whole corpus.
 """
 
 import time
@@ -30,7 +32,7 @@ from bert_tf.pretraining_data.workers import (
 
 
 def _write_window(output, window, generating, config, summary):
-    """Waits for a window's records and writes them, shuffled.
+    """Waits for a window's records and adds them to the output, shuffled.
 
     Args:
       output: the output.OutputFiles.
@@ -46,7 +48,8 @@ def _write_window(output, window, generating, config, summary):
         summary.add(task_summary)
     shuffle = np.random.default_rng(np.random.SeedSequence(
         [SHUFFLE_STREAM, config.random_seed % (1 << 64), window.index]))
-    output.write(blocks, shuffle.permutation(sum(len(lengths) for _, lengths in blocks)))
+    output.add_window(blocks,
+                      shuffle.permutation(sum(len(lengths) for _, lengths in blocks)))
 
 
 def _window_summary(window):
@@ -104,7 +107,7 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
     documents = read_documents(input_files, config.errors)
     windows = group_windows(documents, int(config.window_mb * (1 << 20)))
     parts = 2 * num_workers
-    output = OutputFiles(output_files)
+    output = OutputFiles(output_files, config.random_seed)
     index = 0
     try:
         with make_executor(config, num_workers) as executor:

@@ -9,9 +9,11 @@ random_seed cannot share a stream by mistake.
 import dataclasses
 
 # Keys that separate the random streams derived from random_seed: pairs and
-# masks (workers.py) and the shuffle of each window's records (builder.py).
+# masks (workers.py), the shuffle of each window's records (builder.py) and
+# the interleaving of the windows in the output files (output.py).
 PAIRS_STREAM = 1
 SHUFFLE_STREAM = 2
+MERGE_STREAM = 3
 
 
 class PretrainingDataError(ValueError):
