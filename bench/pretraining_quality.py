@@ -200,17 +200,25 @@ def label(line):
 
 
 def read_points(path):
-    """{run: {step: [line per seed]}} of the evaluation lines in path; and the baseline."""
+    """The evaluation lines in path, and the baselines.
+
+    Returns:
+      ({run: {step: [line per seed]}}, {"masked_lm": the unigram baseline,
+      "next_sentence": the held-out majority label's share, from
+      bench/nsp_signal.py's line}); a baseline missing from path is None.
+    """
     points = collections.defaultdict(lambda: collections.defaultdict(list))
-    baseline = None
+    baselines = {"masked_lm": None, "next_sentence": None}
     with open(path, encoding="utf-8") as f:
         for text in f:
             line = json.loads(text)
             if "unigram_baseline_accuracy" in line:
-                baseline = line["unigram_baseline_accuracy"]
+                baselines["masked_lm"] = line["unigram_baseline_accuracy"]
+            elif "heldout_majority" in line:
+                baselines["next_sentence"] = line["heldout_majority"]
             elif "step" in line:
                 points[label(line)][line["step"]].append(line)
-    return points, baseline
+    return points, baselines
 
 
 def spread(lines, key):
@@ -221,8 +229,9 @@ def spread(lines, key):
 
 def report(path, plot=None):
     """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's."""
-    points, baseline = read_points(path)
-    print(f"unigram baseline (held-out MLM accuracy): {baseline}")
+    points, baselines = read_points(path)
+    print(f"held-out baselines: masked-LM accuracy of the most frequent token "
+          f"{baselines['masked_lm']}, next-sentence majority label {baselines['next_sentence']}")
     for ours, peer in (("bert_tf", "hf"), ("bert_tf_original", "hf_original")):
         if ours not in points or peer not in points:
             continue
@@ -242,16 +251,20 @@ def report(path, plot=None):
                 _, mean, _ = spread(points[ours][step], key)
                 within = "yes" if low <= mean <= high else "no"
                 print(f"| {step} | held-out {metric} | {cells[0]} | {cells[1]} | {within} |")
+    medians = {}
     for run, by_step in sorted(points.items()):
         last = by_step[max(by_step)]
         speeds = [line["examples_per_second"] for line in last]
+        medians[run] = statistics.median(speeds)
         print(f"{run}: training examples/s, median of {len(speeds)} runs: "
-              f"{statistics.median(speeds):.1f} (range {min(speeds):.1f}-{max(speeds):.1f})")
+              f"{medians[run]:.1f} (range {min(speeds):.1f}-{max(speeds):.1f})")
+    if "bert_tf" in medians and "hf" in medians:
+        print(f"bert_tf / hf, training examples/s: {medians['bert_tf'] / medians['hf']:.2f}")
     if plot:
-        draw(points, baseline, plot)
+        draw(points, baselines, plot)
 
 
-def draw(points, baseline, path):
+def draw(points, baselines, path):
     """Held-out MLM accuracy and loss, held-out and training-set NSP accuracy, per run."""
     import matplotlib
 
@@ -274,10 +287,12 @@ def draw(points, baseline, path):
                 ys = [line[key] for s in steps for line in by_step[s] if line["seed"] == seed]
                 axis.plot(xs, ys, color=colors.get(run), alpha=0.8, marker=".",
                           label=f"{run} ({len(seeds)} seeds)" if i == 0 else None)
-        if key == "heldout_masked_lm_accuracy" and baseline:
-            axis.axhline(baseline, linestyle="--", color="gray", label="unigram baseline")
-        if "next_sentence" in key:
-            axis.axhline(0.5, linestyle=":", color="gray", label="chance")
+        if key == "heldout_masked_lm_accuracy" and baselines["masked_lm"]:
+            axis.axhline(baselines["masked_lm"], linestyle="--", color="gray",
+                         label="most frequent token")
+        if key == "heldout_next_sentence_accuracy" and baselines["next_sentence"]:
+            axis.axhline(baselines["next_sentence"], linestyle="--", color="gray",
+                         label="majority label")
         axis.set_title(title)
         axis.set_xlabel("step")
         axis.legend(fontsize=8)
