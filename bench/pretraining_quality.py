@@ -20,8 +20,9 @@ decay 0.01 except LayerNorm and biases) after clipping to norm 1.0, float32.
 
 Each evaluation is a JSON line (run, seed, step, the metrics, examples per
 second of training so far, the machine) printed and appended to --out.
---report reads --out instead of training, and prints the table of both
-libraries' seed spreads per step and the speed, and draws --plot.
+--report reads --out instead of training (and the peer's runs from
+--peer_out, if given), and prints the table of both libraries' seed spreads
+per step and the speed, and draws --plot.
 
 Example, from the repository root (the torch venv: see docs/benchmarks.md):
   .venv/bin/python bench/pretraining_quality.py \\
@@ -80,6 +81,9 @@ flags.DEFINE_string("out", None, "The JSON lines file: appended to, or read by -
 flags.DEFINE_bool("report", False, "Print the table from --out (and draw --plot); train "
                   "nothing.")
 flags.DEFINE_string("plot", None, "With --report: write the curves to this PNG.")
+flags.DEFINE_string("peer_out", None, "With --report: also read the peer's runs (hf, "
+                    "hf_original) from this file, e.g. to set bert_tf runs on other records "
+                    "beside peer runs already made.")
 flags.DEFINE_integer("bert_tf_seed", None, "Internal: train one bert_tf run in this process.")
 flags.DEFINE_bool("bias_correction", True, "Internal: the bert_tf run's Adam bias correction.")
 
@@ -199,8 +203,12 @@ def label(line):
                            else "_original")
 
 
-def read_points(path):
+def read_points(path, runs=None):
     """The evaluation lines in path, and the baselines.
+
+    Args:
+      path: A JSON lines file of this script.
+      runs: Keep only these runs' lines (see label()); None keeps all.
 
     Returns:
       ({run: {step: [line per seed]}}, {"masked_lm": the unigram baseline,
@@ -216,7 +224,7 @@ def read_points(path):
                 baselines["masked_lm"] = line["unigram_baseline_accuracy"]
             elif "heldout_majority" in line:
                 baselines["next_sentence"] = line["heldout_majority"]
-            elif "step" in line:
+            elif "step" in line and (runs is None or label(line) in runs):
                 points[label(line)][line["step"]].append(line)
     return points, baselines
 
@@ -227,9 +235,17 @@ def spread(lines, key):
     return min(values), statistics.mean(values), max(values)
 
 
-def report(path, plot=None):
-    """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's."""
+def report(path, plot=None, peer_path=None):
+    """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's.
+
+    Args:
+      path: The JSON lines of the runs.
+      plot: Also draw the curves to this PNG.
+      peer_path: Also take the peer's runs from this file.
+    """
     points, baselines = read_points(path)
+    if peer_path:
+        points.update(read_points(peer_path, runs=("hf", "hf_original"))[0])
     print(f"held-out baselines: masked-LM accuracy of the most frequent token "
           f"{baselines['masked_lm']}, next-sentence majority label {baselines['next_sentence']}")
     for ours, peer in (("bert_tf", "hf"), ("bert_tf_original", "hf_original")):
@@ -306,7 +322,7 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     if FLAGS.report:
-        report(FLAGS.out, FLAGS.plot)
+        report(FLAGS.out, FLAGS.plot, FLAGS.peer_out)
         return
     if not FLAGS.corpus:
         raise app.UsageError("--corpus is required to train")
