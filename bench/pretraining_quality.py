@@ -245,7 +245,10 @@ def report(path, plot=None, peer_path=None):
     """
     points, baselines = read_points(path)
     if peer_path:
-        points.update(read_points(peer_path, runs=("hf", "hf_original"))[0])
+        peer_points, peer_baselines = read_points(peer_path, runs=("hf", "hf_original"))
+        points.update(peer_points)
+        for key, value in peer_baselines.items():
+            baselines[key] = baselines[key] or value
     print(f"held-out baselines: masked-LM accuracy of the most frequent token "
           f"{baselines['masked_lm']}, next-sentence majority label {baselines['next_sentence']}")
     for ours, peer in (("bert_tf", "hf"), ("bert_tf_original", "hf_original")):
@@ -254,19 +257,21 @@ def report(path, plot=None, peer_path=None):
         print(f"\n{ours} against {peer}: mean [min, max] over seeds "
               f"({len(points[ours][max(points[ours])])} and "
               f"{len(points[peer][max(points[peer])])} seeds at the last step)")
-        print("| step | metric | " + " | ".join((ours, peer)) + " | within the peer's spread |")
-        print("|---|---|---|---|---|")
+        print("| step | metric | " + " | ".join((ours, peer))
+              + " | difference of means | mean within the peer's range | ranges overlap |")
+        print("|---|---|---|---|---|---|---|")
         for step in sorted(set(points[ours]) & set(points[peer])):
             for metric in METRICS:
                 key = f"heldout_{metric}"
-                cells = []
-                for run in (ours, peer):
-                    low, mean, high = spread(points[run][step], key)
-                    cells.append(f"{mean:.4f} [{low:.4f}, {high:.4f}]")
-                low, _, high = spread(points[peer][step], key)
-                _, mean, _ = spread(points[ours][step], key)
-                within = "yes" if low <= mean <= high else "no"
-                print(f"| {step} | held-out {metric} | {cells[0]} | {cells[1]} | {within} |")
+                ours_spread = spread(points[ours][step], key)
+                peer_spread = spread(points[peer][step], key)
+                cells = [f"{mean:.4f} [{low:.4f}, {high:.4f}]"
+                         for low, mean, high in (ours_spread, peer_spread)]
+                within = peer_spread[0] <= ours_spread[1] <= peer_spread[2]
+                overlap = ours_spread[0] <= peer_spread[2] and peer_spread[0] <= ours_spread[2]
+                print(f"| {step} | held-out {metric} | {cells[0]} | {cells[1]} | "
+                      f"{ours_spread[1] - peer_spread[1]:+.4f} | {'yes' if within else 'no'} | "
+                      f"{'yes' if overlap else 'no'} |")
     medians = {}
     for run, by_step in sorted(points.items()):
         last = by_step[max(by_step)]
