@@ -349,9 +349,12 @@ def test_serving_answers_as_run_squads_windows_do(tiny_config, shapes):
             assert bool(out["has_answer"][i]) == answers
             served = out["answer_text"][i].numpy().decode()
             assert served == (text if answers else "")
-            # Within float32 rounding: scores near 8 here, computed in another order.
+            # Within float32 rounding. The serving graph runs the windows in another batch
+            # shape, so oneDNN may pick other kernels; the encoder's outputs then differ by
+            # ~1e-6, and each logit sums 64 of them times weights of std 0.5: up to ~3e-5
+            # on some CPUs, far below the gap between two spans' scores.
             np.testing.assert_allclose(float(out["score"][i]), score if answers else null,
-                                       rtol=2e-6, atol=1e-5)
+                                       rtol=0, atol=1e-4)
             if answers:
                 assert contexts[i][int(out["answer_start"][i]):
                                    int(out["answer_end"][i])] == text
