@@ -17,7 +17,12 @@ The recipe is the original run_pretraining.py's:
     to a global norm of 1.0. --adam=torch is torch.optim.AdamW (Adam's bias
     correction on, bert_tf's default); --adam=original is the original's
     update without bias correction, written out below;
-  * every instance once per epoch, in a new permutation per epoch.
+  * every instance once per epoch, in a new permutation per epoch;
+  * every weight matrix and embedding drawn from the original's initializer,
+    TensorFlow 1's truncated_normal_initializer(stddev=0.02): a normal cut at
+    two standard deviations and not rescaled, so its spread is 0.88 x 0.02.
+    --init=normal keeps Hugging Face's own initialisation (an uncut normal,
+    stddev 0.02, the [PAD] embedding zeroed) instead.
 
 Held-out evaluation reads the first batches of the held-out file in order,
 with dropout off, and reports masked-LM accuracy and loss (weighted by
@@ -50,9 +55,15 @@ FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions",
 def parse_args(argv=None):
     """The peer's command line; the defaults are the learning comparison's."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train", required=True, help="Training instances (.npz).")
+    parser.add_argument("--train", help="Training instances (.npz); required unless "
+                        "--evaluate.")
     parser.add_argument("--heldout", required=True, help="Held-out instances (.npz).")
-    parser.add_argument("--output_dir", required=True, help="Where the model is saved.")
+    parser.add_argument("--output_dir", help="Where the model is saved; required unless "
+                        "--evaluate.")
+    parser.add_argument("--evaluate", metavar="FOLDER", help="Train nothing: score this saved "
+                        "Hugging Face folder (the peer's, or bert_tf's converted by "
+                        "convert_checkpoint.py) on --heldout with this evaluator, so that both "
+                        "libraries' models are measured by one piece of code.")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--num_layers", type=int, default=4)
     parser.add_argument("--hidden_size", type=int, default=256)
@@ -64,6 +75,8 @@ def parse_args(argv=None):
     parser.add_argument("--learning_rate", type=float, default=5e-4)
     parser.add_argument("--adam", choices=("torch", "original"), default="torch",
                         help="torch.optim.AdamW (bias correction), or the original's update.")
+    parser.add_argument("--init", choices=("truncated", "normal"), default="truncated",
+                        help="The original's truncated normal, or Hugging Face's normal.")
     parser.add_argument("--eval_every", type=int, default=500)
     parser.add_argument("--eval_train_batches", type=int, default=50,
                         help="Also evaluate this many batches of training instances.")
@@ -116,6 +129,21 @@ class OriginalAdamW(torch.optim.Optimizer):
                 if group["weight_decay"]:
                     update.add_(p, alpha=group["weight_decay"])
                 p.add_(update, alpha=-group["lr"])
+
+
+def truncated_normal_init(model, stddev):
+    """Redraws every weight matrix and embedding as the original initialises them.
+
+    TensorFlow 1's truncated_normal_initializer(stddev) draws a normal and
+    redraws values beyond two standard deviations, without rescaling: the
+    weights' spread is 0.88 x stddev, where Hugging Face's normal gives stddev.
+    Biases and LayerNorm keep their zeros and ones, as in both.
+    """
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, (torch.nn.Linear, torch.nn.Embedding)):
+                torch.nn.init.trunc_normal_(module.weight, mean=0.0, std=stddev,
+                                            a=-2 * stddev, b=2 * stddev)
 
 
 def create_optimizer(model, args):
@@ -194,10 +222,26 @@ def epoch_batches(num_instances, batch_size, generator):
         leftover = order[full:]
 
 
+def evaluate_folder(args):
+    """--evaluate: one JSON line of held-out metrics for a saved folder."""
+    model = transformers.BertForPreTraining.from_pretrained(args.evaluate)
+    point = {"evaluated": os.path.abspath(args.evaluate)}
+    for key, value in evaluate(model, load_instances(args.heldout),
+                               args.eval_batch_size).items():
+        point[f"heldout_{key}"] = round(value, 4)
+    point.update(torch=torch.__version__, transformers=transformers.__version__)
+    machine.emit({**point, **machine.describe()}, args.out)
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.evaluate:
+        evaluate_folder(args)
+        return
+    if not (args.train and args.output_dir):
+        sys.exit("hf_pretraining.py: --train and --output_dir are required to train")
     torch.manual_seed(args.seed)
     train, heldout = load_instances(args.train), load_instances(args.heldout)
     config = transformers.BertConfig(
@@ -207,6 +251,8 @@ def main(argv=None):
         type_vocab_size=2, hidden_act="gelu_new",  # the original's tanh-approximate GELU
         hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1, initializer_range=0.02)
     model = transformers.BertForPreTraining(config)
+    if args.init == "truncated":
+        truncated_normal_init(model, config.initializer_range)
     model.train()
     optimizer = create_optimizer(model, args)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -230,7 +276,8 @@ def main(argv=None):
         segment_steps += 1
         if step % args.eval_every and step != args.num_train_steps:
             continue
-        point = {"impl": "hf", "adam": args.adam, "seed": args.seed, "step": step,
+        point = {"impl": "hf", "adam": args.adam, "init": args.init, "seed": args.seed,
+                 "step": step,
                  "train_loss": round(segment_loss / segment_steps, 4),
                  "examples_per_second": round(
                      step * args.train_batch_size / train_seconds, 2)}

@@ -15,8 +15,11 @@ decay 0.01 except LayerNorm and biases) after clipping to norm 1.0, float32.
   bert_tf           bert_tf's Trainer as run_pretraining.py builds it (its
                     AdamW with Adam's bias correction, the default);
   bert_tf_original  the same with --noadam_bias_correction, the original's update;
-  hf                the peer with torch.optim.AdamW (bias correction);
-  hf_original       the peer with the original's update.
+  hf                the peer with torch.optim.AdamW (bias correction) and the
+                    original's truncated-normal initialisation;
+  hf_original       the peer with the original's update;
+  hf_normal_init    the peer as hf, but with Hugging Face's own (uncut normal)
+                    initialisation, to show what that one difference does.
 
 Each evaluation is a JSON line (run, seed, step, the metrics, examples per
 second of training so far, the machine) printed and appended to --out.
@@ -74,8 +77,12 @@ flags.DEFINE_string("peer_out", None, "With --report: also read the peer's runs 
 flags.DEFINE_integer("bert_tf_seed", None, "Internal: train one bert_tf run in this process.")
 flags.DEFINE_bool("bias_correction", True, "Internal: the bert_tf run's Adam bias correction.")
 
-RUNS = {"bert_tf": ("bert_tf", True), "bert_tf_original": ("bert_tf", False),
-        "hf": ("hf", True), "hf_original": ("hf", False)}
+# run: (library, Adam's bias correction, the peer's --init).
+RUNS = {"bert_tf": ("bert_tf", True, None), "bert_tf_original": ("bert_tf", False, None),
+        "hf": ("hf", True, "truncated"), "hf_original": ("hf", False, "truncated"),
+        "hf_normal_init": ("hf", True, "normal")}
+# The comparisons --report prints: (bert_tf's run, the peer's run).
+PAIRS = (("bert_tf", "hf"), ("bert_tf_original", "hf_original"), ("bert_tf", "hf_normal_init"))
 METRICS = ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy")
 EVAL_BATCH = 32
 
@@ -164,15 +171,15 @@ def train_bert_tf(seed, bias_correction, records):
         machine.emit({**point, **machine.describe()}, FLAGS.out)
 
 
-def run_hf(seed, bias_correction, arrays):
+def run_hf(run, seed, arrays):
     """One peer run, in the torch venv."""
-    output_dir = os.path.join(FLAGS.work_dir, f"hf{'' if bias_correction else '_original'}"
-                              f"-seed{seed}")
+    _, bias_correction, init = RUNS[run]
+    output_dir = os.path.join(FLAGS.work_dir, f"{run}-seed{seed}")
     command = [
         FLAGS.hf_python, os.path.join(os.path.dirname(__file__), "hf_pretraining.py"),
         f"--train={arrays['train']}", f"--heldout={arrays['heldout']}",
         f"--output_dir={output_dir}", f"--seed={seed}",
-        f"--adam={'torch' if bias_correction else 'original'}",
+        f"--adam={'torch' if bias_correction else 'original'}", f"--init={init}",
         f"--num_layers={FLAGS.num_layers}", f"--hidden_size={FLAGS.hidden_size}",
         f"--train_batch_size={FLAGS.train_batch_size}", f"--eval_batch_size={EVAL_BATCH}",
         f"--num_train_steps={FLAGS.num_train_steps}",
@@ -185,9 +192,10 @@ def run_hf(seed, bias_correction, arrays):
 
 
 def label(line):
-    """A run's name in the report, from one of its JSON lines."""
-    return line["impl"] + ("" if line.get("bias_correction", line.get("adam") == "torch")
+    """A run's name in the report (a key of RUNS), from one of its JSON lines."""
+    name = line["impl"] + ("" if line.get("bias_correction", line.get("adam") == "torch")
                            else "_original")
+    return name + ("_normal_init" if line.get("init") == "normal" else "")
 
 
 def read_points(path, runs=None):
@@ -232,13 +240,14 @@ def report(path, plot=None, peer_path=None):
     """
     points, baselines = read_points(path)
     if peer_path:
-        peer_points, peer_baselines = read_points(peer_path, runs=("hf", "hf_original"))
+        peer_points, peer_baselines = read_points(
+            peer_path, runs=[run for run, (impl, _, _) in RUNS.items() if impl == "hf"])
         points.update(peer_points)
         for key, value in peer_baselines.items():
             baselines[key] = baselines[key] or value
     print(f"held-out baselines: masked-LM accuracy of the most frequent token "
           f"{baselines['masked_lm']}, next-sentence majority label {baselines['next_sentence']}")
-    for ours, peer in (("bert_tf", "hf"), ("bert_tf_original", "hf_original")):
+    for ours, peer in PAIRS:
         if ours not in points or peer not in points:
             continue
         print(f"\n{ours} against {peer}: mean [min, max] over seeds "
@@ -284,7 +293,7 @@ def draw(points, baselines, path):
               ("heldout_next_sentence_accuracy", "held-out next-sentence accuracy"),
               ("train_next_sentence_accuracy", "training-set next-sentence accuracy"))
     colors = {"bert_tf": "tab:blue", "hf": "tab:orange", "bert_tf_original": "tab:green",
-              "hf_original": "tab:red"}
+              "hf_original": "tab:red", "hf_normal_init": "tab:gray"}
     fig, axes = plt.subplots(2, 2, figsize=(11, 8))
     for axis, (key, title) in zip(axes.flat, panels, strict=True):
         for run, by_step in sorted(points.items()):
@@ -327,9 +336,9 @@ def main(argv):
         return
     for seed in FLAGS.seeds:
         for run in FLAGS.runs:
-            impl, bias_correction = RUNS[run]
+            impl, bias_correction, _ = RUNS[run]
             if impl == "hf":
-                run_hf(int(seed), bias_correction, arrays)
+                run_hf(run, int(seed), arrays)
                 continue
             # A process of its own, as the peer's: no state carries from run to run.
             subprocess.run([sys.executable, *sys.argv, f"--bert_tf_seed={seed}",
