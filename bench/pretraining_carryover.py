@@ -9,15 +9,24 @@ bench/glue_quality.py fine-tunes each with run_classifier.py, once per seed;
 its JSON lines name the start in "checkpoint" (the folder names bert_tf, hf
 and random).
 
+--report reads --out instead and prints, per task and start, the seed
+spread of each dev metric, whether bert_tf's mean lies in the peer's range,
+and by how much it beats the random start.
+
 Example, from the repository root:
   .venv/bin/python bench/pretraining_carryover.py \\
       --bert_tf=/tmp/pretraining_quality/bert_tf-seed1 \\
-      --hf=/tmp/pretraining_quality/hf-seed1 --glue_dir=/tmp/sst2_8k --task=SST-2 \\
-      --seeds=1,2,3 --out=bench/results/pretraining_carryover-2026-11-26.jsonl
+      --hf=/tmp/pretraining_quality/hf-seed1 --glue_dir=../shared/data/glue --task=CoLA \\
+      --seeds=1,2,3 --out=bench/results/pretraining_carryover-2026-11-27.jsonl
+  .venv/bin/python bench/pretraining_carryover.py --report \\
+      --out=bench/results/pretraining_carryover-2026-11-27.jsonl
 """
 
+import collections
+import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -39,8 +48,10 @@ flags.DEFINE_integer("max_seq_length", 64, "Fine-tuning sequence length.")
 flags.DEFINE_float("learning_rate", 1e-4, "Fine-tuning peak learning rate.")
 flags.DEFINE_float("num_train_epochs", 2.0, "Fine-tuning epochs.")
 flags.DEFINE_string("work_dir", "/tmp/pretraining_carryover", "Converted folders and runs.")
-flags.DEFINE_string("out", None, "Append glue_quality.py's JSON lines here.")
-flags.mark_flags_as_required(["bert_tf", "hf", "glue_dir"])
+flags.DEFINE_string("out", None, "Append glue_quality.py's JSON lines here; read by --report.")
+flags.DEFINE_bool("report", False, "Print the table from --out; train nothing.")
+
+STARTS = ("bert_tf", "hf", "random")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -61,8 +72,45 @@ def random_folder(like, folder):
     checkpoints.save_hf_folder(folder, encoder)
 
 
+def report(path):
+    """Prints each task's dev metrics per start: mean [min, max] over seeds, and the verdicts.
+
+    Args:
+      path: glue_quality.py's JSON lines of this script's runs.
+    """
+    # {(task, GLUE folder): {start: [dev metrics per seed]}}
+    runs = collections.defaultdict(lambda: collections.defaultdict(list))
+    with open(path, encoding="utf-8") as f:
+        for text in f:
+            line = json.loads(text)
+            glue_dir = next(arg.split("=", 1)[1] for arg in line["command"].split()
+                            if arg.startswith("--glue_dir="))
+            runs[line["task"], glue_dir][line["checkpoint"]].append(line["dev"])
+    for (task, glue_dir), by_start in runs.items():
+        print(f"\n{task} from {glue_dir}; mean [min, max] over "
+              f"{'/'.join(str(len(by_start[s])) for s in STARTS)} seeds (bert_tf/hf/random)")
+        print("| metric | " + " | ".join(STARTS)
+              + " | bert_tf's mean in the peer's range | bert_tf - random (means) |")
+        print("|---|---|---|---|---|---|")
+        for metric in by_start["bert_tf"][0]:
+            cells, spreads = [], {}
+            for start in STARTS:
+                values = [dev[metric] for dev in by_start[start]]
+                spreads[start] = (min(values), statistics.mean(values), max(values))
+                cells.append("{1:.4f} [{0:.4f}, {2:.4f}]".format(*spreads[start]))
+            within = spreads["hf"][0] <= spreads["bert_tf"][1] <= spreads["hf"][2]
+            print(f"| {metric} | " + " | ".join(cells) + f" | {'yes' if within else 'no'} | "
+                  f"{spreads['bert_tf'][1] - spreads['random'][1]:+.4f} |")
+
+
 def main(argv):
     del argv
+    if FLAGS.report:
+        report(FLAGS.out)
+        return
+    for name in ("bert_tf", "hf", "glue_dir"):
+        if not FLAGS[name].value:
+            raise app.UsageError(f"--{name} is required to fine-tune")
     vocab_file = FLAGS.vocab_file or minilm.vocab_file()
     # Named <start>/model, because glue_quality.py reports a checkpoint by its
     # parent folder's name.

@@ -71,9 +71,9 @@ flags.DEFINE_string("out", None, "The JSON lines file: appended to, or read by -
 flags.DEFINE_bool("report", False, "Print the table from --out (and draw --plot); train "
                   "nothing.")
 flags.DEFINE_string("plot", None, "With --report: write the curves to this PNG.")
-flags.DEFINE_string("peer_out", None, "With --report: also read the peer's runs (hf, "
-                    "hf_original) from this file, e.g. to set bert_tf runs on other records "
-                    "beside peer runs already made.")
+flags.DEFINE_list("peer_out", [], "With --report: also read the peer's runs (hf, "
+                  "hf_original, hf_normal_init) from these files, e.g. to set bert_tf runs on "
+                  "other records beside peer runs already made.")
 flags.DEFINE_integer("bert_tf_seed", None, "Internal: train one bert_tf run in this process.")
 flags.DEFINE_bool("bias_correction", True, "Internal: the bert_tf run's Adam bias correction.")
 
@@ -230,16 +230,16 @@ def spread(lines, key):
     return min(values), statistics.mean(values), max(values)
 
 
-def report(path, plot=None, peer_path=None):
+def report(path, plot=None, peer_paths=()):
     """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's.
 
     Args:
       path: The JSON lines of the runs.
       plot: Also draw the curves to this PNG.
-      peer_path: Also take the peer's runs from this file.
+      peer_paths: Also take the peer's runs from these files.
     """
     points, baselines = read_points(path)
-    if peer_path:
+    for peer_path in peer_paths:
         peer_points, peer_baselines = read_points(
             peer_path, runs=[run for run, (impl, _, _) in RUNS.items() if impl == "hf"])
         points.update(peer_points)
