@@ -16,7 +16,7 @@ and by how much it beats the random start.
 Example, from the repository root:
   .venv/bin/python bench/pretraining_carryover.py \\
       --bert_tf=/tmp/pretraining_quality/bert_tf-seed1 \\
-      --hf=/tmp/pretraining_quality/hf-seed1 --glue_dir=../shared/data/glue --task=CoLA \\
+      --hf=/tmp/pretraining_quality/hf-seed1 --glue_dir=/tmp/sst2_8k --task=SST-2 \\
       --seeds=1,2,3 --out=bench/results/pretraining_carryover-2026-11-27.jsonl
   .venv/bin/python bench/pretraining_carryover.py --report \\
       --out=bench/results/pretraining_carryover-2026-11-27.jsonl
