@@ -287,7 +287,10 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     float32 = trainers["float32"].predict(predict_fn)["predictions"]
     np.testing.assert_allclose(float32, expected, atol=1e-6)
     bfloat16 = trainers["as_trained"].predict(predict_fn)["predictions"]
-    assert np.abs(bfloat16 - expected).max() > 1e-3
+    # bfloat16 keeps 8 significant bits, so these probabilities move by about
+    # 1e-3 (how much depends on the CPU's kernels); 1e-4 is still a hundred
+    # times the float32 path's tolerance above.
+    assert np.abs(bfloat16 - expected).max() > 1e-4
     # A later predict sees weights changed since the first.
     for variable in trainers["float32"].heads["classifier"].trainable_variables:
         variable.assign(variable * 2.0)
