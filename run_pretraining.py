@@ -26,6 +26,7 @@ from bert_tf import (
     dynamic_masking,
     input_pipeline,
     precision,
+    run_dir,
     training,
 )
 from bert_tf.tasks import PretrainingTask
@@ -130,6 +131,18 @@ def _dataset_fn(patterns, batch_size, is_training, input_context):
         if dynamic else None)
 
 
+def _training_data_settings():
+    """What the training input is: run_dir's "training data" group of settings."""
+    settings = {"input_files": run_dir.fingerprints(input_pipeline.expand_patterns(
+                    FLAGS.input_file)),
+                "max_seq_length": FLAGS.max_seq_length,
+                "max_predictions_per_seq": FLAGS.max_predictions_per_seq,
+                "dynamic_masking": FLAGS.dynamic_masking}
+    if FLAGS.dynamic_masking:
+        settings["masked_lm_prob"] = FLAGS.masked_lm_prob
+    return settings
+
+
 def main(argv):
     """Checks the flags and the data, then trains and/or evaluates."""
     if len(argv) > 1:
@@ -169,6 +182,10 @@ def main(argv):
         _fail(f"error: --init_checkpoint: {e}")
     if trainer.is_chief:
         config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
+        if FLAGS.do_train:
+            # Training on in a folder means training on the same records.
+            run_dir.check_settings(FLAGS.output_dir, "training data", _training_data_settings(),
+                                   resuming=trainer.global_step > 0)
 
     if FLAGS.do_train:
         logging.info("Training: %d steps, batch %d (%d per replica and micro-batch).",

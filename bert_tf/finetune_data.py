@@ -15,7 +15,13 @@ references that the task's score() and write_outputs() take:
   records()         a split's feature dicts;
   references()      what the task scores a split against, or writes its
                     output files from;
-  write_run_files() what a later run of the same output_dir reads back.
+  write_run_files() what a later run of the same output_dir reads back;
+  task_settings()   what a model trained on the data is for (the task, its
+                    labels), and
+  training_settings()  what its training records depend on (the training
+                    files, how they are cut): finetune.run records both in
+                    output_dir and refuses a later run that would mix
+                    another run's model or training into its own.
 
 Each dataset package has its data class: glue.GlueData, conll.ConllData,
 squad.SquadData.
@@ -157,6 +163,29 @@ class FinetuneData(abc.ABC):
 
         Returns:
           The task's references (e.g. tasks.classification.ClassificationReferences).
+        """
+
+    @abc.abstractmethod
+    def task_settings(self):
+        """What a model trained on this data is for: the task and its labels.
+
+        A later run that resumes, scores or exports output_dir's model must
+        give the same: a CoLA model must not be scored as SST-2's.
+
+        Returns:
+          A JSON-serializable dict.
+        """
+
+    @abc.abstractmethod
+    def training_settings(self):
+        """What the training records depend on: the files (by
+        run_dir.file_fingerprint) and how they are cut into records.
+
+        A run that goes on training output_dir's model must give the same.
+        Only read after read() of the training split.
+
+        Returns:
+          A JSON-serializable dict.
         """
 
     def write_run_files(self, output_dir):

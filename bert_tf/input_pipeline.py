@@ -22,7 +22,7 @@ def parsing_spec(features):
             for f in features}
 
 
-def _expand_patterns(input_patterns):
+def expand_patterns(input_patterns):
     """Lists the files that comma-separated patterns or a list of them match.
 
     Args:
@@ -68,7 +68,7 @@ def count_records(input_patterns):
         corrupt or truncated one (or a pattern that matches nothing).
     """
     total = 0
-    for path in _expand_patterns(input_patterns):
+    for path in expand_patterns(input_patterns):
         count = 0
         try:
             # Batches of serialized records: one Python step per 4096 records.
@@ -189,7 +189,7 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
       A tf.data.Dataset of dicts from feature name to a [batch_size, length]
       tensor: int32 for the int64 features, float32 for masked_lm_weights.
     """
-    dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
+    dataset = _records(expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads, seed)
     if is_training:
         # Shuffled, then repeated: one epoch's records at a time in the buffer.
@@ -246,7 +246,7 @@ def finetuning_dataset(input_patterns, batch_size, is_training, features, input_
       A tf.data.Dataset of dicts from feature name to a [batch_size, length]
       tensor, int32 for the int64 features.
     """
-    dataset = _records(_expand_patterns(input_patterns), is_training, input_context,
+    dataset = _records(expand_patterns(input_patterns), is_training, input_context,
                        num_parallel_reads=1, seed=seed)
     if is_training:
         # Shuffled, then repeated: one epoch's records at a time in the buffer.

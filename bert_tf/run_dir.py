@@ -7,15 +7,23 @@
   lock when the process ends, however it ends (kill -9 included), so there
   is no stale lock to remove. Folders on remote filesystems (gs://) have no
   lock.
-- check_settings(): a run records what its checkpoints depend on in
-  output_dir/run_settings.json; a later run in the same folder resumes only
-  when its settings are the same, and otherwise refuses, saying what differs,
-  rather than resume another run's model or report its numbers as its own.
+- check_settings(): a run records what defines it in
+  output_dir/run_settings.json, in groups: the model's shapes ("model"), the
+  training's settings ("training"), what the model is for ("task": the task,
+  its labels, the vocab, the casing) and what it trained on ("training
+  data": the files, by file_fingerprint(), and how they were cut). A later run
+  in the same folder that resumes, or scores or exports the folder's model,
+  must have the same settings in every group it depends on, and otherwise is
+  refused, saying what differs, rather than resume another run's model or
+  report its numbers as its own. What may change: the data of evaluation and
+  prediction, their batch sizes and lengths, and a longer training
+  (num_train_steps, with the warmup that comes with it, may grow).
 - remove_debris(): checkpoint writes that a kill -9 cut short leave
   ckpt-N_temp folders behind; a run removes them before it starts.
 """
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -27,6 +35,10 @@ from bert_tf import io_utils
 
 SETTINGS_FILE = "run_settings.json"
 LOCK_FILE = ".lock"
+
+# Bytes hashed at each end of a file by file_fingerprint: a cheap look, even
+# at a file of many gigabytes, that still tells two datasets apart.
+FINGERPRINT_EDGE_BYTES = 1 << 16
 
 # The locks this process holds, by folder: a process that builds a second
 # Trainer on the same folder (the notebook, a test) already owns it.
@@ -91,17 +103,68 @@ def remove_debris(output_dir):
                 tf.io.gfile.rmtree(path)
 
 
-def check_settings(output_dir, group, settings, resuming):
+def file_fingerprint(path):
+    """A cheap fingerprint of a file's content: its size and a hash of its ends.
+
+    Reading only the ends keeps it fast on a corpus of many gigabytes; with
+    the size, it tells a replaced, cut or appended file from the one a run
+    recorded.
+
+    Args:
+      path: A local or gs:// file.
+
+    Returns:
+      A string such as "1234 bytes, ends 3f2a9c1b0d4e5f60".
+    """
+    size = tf.io.gfile.stat(path).length
+    digest = hashlib.sha256()
+    with tf.io.gfile.GFile(path, "rb") as f:
+        digest.update(f.read(FINGERPRINT_EDGE_BYTES))
+        if size > FINGERPRINT_EDGE_BYTES:
+            f.seek(max(FINGERPRINT_EDGE_BYTES, size - FINGERPRINT_EDGE_BYTES))
+            digest.update(f.read())
+    return f"{size} bytes, ends {digest.hexdigest()[:16]}"
+
+
+def fingerprints(paths):
+    """file_fingerprint() of each file, by its absolute path.
+
+    Args:
+      paths: Local or gs:// files.
+
+    Returns:
+      {path: fingerprint}, local paths made absolute.
+    """
+    return {(path if not _is_local(path) else os.path.abspath(path)): file_fingerprint(path)
+            for path in paths}
+
+
+def _differences(recorded, settings, may_grow):
+    """The settings that differ from the record, each as "key: old there, new now"."""
+    differences = []
+    for key in sorted(set(recorded) | set(settings)):
+        old, new = recorded.get(key), settings.get(key)
+        grown = key in may_grow and old is not None and new is not None and new > old
+        if old != new and not grown:
+            differences.append(f"{key}: {old!r} there, {new!r} now")
+    return differences
+
+
+def check_settings(output_dir, group, settings, resuming, may_grow=()):
     """Checks a group of settings against the record when resuming; records them otherwise.
 
     Args:
       output_dir: The run's folder.
       group: "model" (what the checkpoints' shapes depend on: checked by
-        any run that resumes) or "training" (what the training's result
-        depends on: checked by a run that goes on training).
+        any run that resumes), "task" (what the model is for: checked by any
+        run that uses the folder's model), "training" and "training data"
+        (what the training's result depends on: checked by a run that goes
+        on training).
       settings: A JSON-serializable dict.
       resuming: Whether this run continues from the folder's checkpoint; a
         run that starts afresh replaces the group's record.
+      may_grow: Keys whose value may be larger now than recorded (a longer
+        training); the record then takes the new value.
 
     Raises:
       RunDirError: the folder records other settings for the group, naming
@@ -115,15 +178,14 @@ def check_settings(output_dir, group, settings, resuming):
     # A JSON round trip, so that tuples and lists compare alike.
     settings = json.loads(json.dumps(settings))
     if resuming and group in recorded:
-        differences = [f"{key}: {recorded[group].get(key)!r} there, {settings.get(key)!r} now"
-                       for key in sorted(set(recorded[group]) | set(settings))
-                       if recorded[group].get(key) != settings.get(key)]
+        differences = _differences(recorded[group], settings, may_grow)
         if differences:
             raise RunDirError(
                 f"{output_dir} holds a run with other {group} settings ("
                 f"{'; '.join(differences)}): give another --output_dir to start fresh, or "
                 "delete that one")
-        return
+        if recorded[group] == settings:
+            return
     recorded[group] = settings
     with io_utils.atomic_write(path, "w") as f:
         json.dump(recorded, f, indent=2, sort_keys=True)

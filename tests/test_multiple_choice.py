@@ -98,6 +98,12 @@ class GeneratedQuestions(finetune_data.FinetuneData):
     def records(self, split, is_training):
         return self.splits[split]
 
+    def task_settings(self):
+        return {"choices": CHOICES}
+
+    def training_settings(self):
+        return {"train_questions": self.sizes["train"]}
+
     def references(self, split):
         # MultipleChoiceTask.score() takes the right choices.
         return [record["label_ids"][0] for record in self.splits[split]]

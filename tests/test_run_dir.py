@@ -56,3 +56,36 @@ def test_interrupted_checkpoint_writes_are_removed(tmp_path):
     (tmp_path / "ckpt-7.index").write_text("kept")
     run_dir.remove_debris(str(tmp_path))
     assert sorted(os.listdir(tmp_path)) == ["ckpt-7.index"]
+
+
+def test_a_fingerprint_follows_the_content_not_the_place(tmp_path):
+    size = 3 * run_dir.FINGERPRINT_EDGE_BYTES
+    content = bytes(range(256)) * (size // 256)
+    (tmp_path / "a").write_bytes(content)
+    (tmp_path / "b").write_bytes(content)
+    fingerprint = run_dir.file_fingerprint(str(tmp_path / "a"))
+    assert fingerprint.startswith(f"{size} bytes, ends ")
+    assert run_dir.file_fingerprint(str(tmp_path / "b")) == fingerprint
+    # A change at either end, or a change of size, shows.
+    for changed in (b"x" + content[1:], content[:-1] + b"x", content + b"\n"):
+        (tmp_path / "b").write_bytes(changed)
+        assert run_dir.file_fingerprint(str(tmp_path / "b")) != fingerprint
+    assert run_dir.fingerprints([str(tmp_path / "a")]) == {str(tmp_path / "a"): fingerprint}
+
+
+def test_a_longer_training_may_resume_and_a_shorter_one_may_not(tmp_path):
+    folder = str(tmp_path)
+    grow = ("num_train_steps", "num_warmup_steps")
+    run_dir.check_settings(folder, "training", {"num_train_steps": 10, "num_warmup_steps": 1,
+                                                "learning_rate": 1e-3}, False, grow)
+    run_dir.check_settings(folder, "training", {"num_train_steps": 20, "num_warmup_steps": 2,
+                                                "learning_rate": 1e-3}, True, grow)
+    # The record follows the longer run: back to 10 steps is shorter than it.
+    with pytest.raises(run_dir.RunDirError, match="num_train_steps: 20 there, 10 now"):
+        run_dir.check_settings(folder, "training", {"num_train_steps": 10,
+                                                    "num_warmup_steps": 2,
+                                                    "learning_rate": 1e-3}, True, grow)
+    with pytest.raises(run_dir.RunDirError, match="learning_rate: 0.001 there, 0.002 now"):
+        run_dir.check_settings(folder, "training", {"num_train_steps": 30,
+                                                    "num_warmup_steps": 2,
+                                                    "learning_rate": 2e-3}, True, grow)

@@ -20,7 +20,7 @@ ConllReferences what it gives tasks.TaggingTask to score or write a split.
 import dataclasses
 import os
 
-from bert_tf import finetune_data, io_utils
+from bert_tf import finetune_data, io_utils, run_dir
 from bert_tf.conll.reading import ConllDataError, label_list, read_conll
 
 # Where a training run keeps its tags, in id order, for later runs of the
@@ -307,6 +307,15 @@ class ConllData(finetune_data.FinetuneData):
     def references(self, split):
         """A ConllReferences with the sentences and their file."""
         return ConllReferences(self.sentences[split], self.path(split))
+
+    def task_settings(self):
+        """The tags, in id order."""
+        return {"labels": self.labels()}
+
+    def training_settings(self):
+        """train.txt and how its sentences are cut into windows."""
+        return {"train_data": run_dir.fingerprints([self.path("train")]),
+                "max_seq_length": self.max_seq_length, "stride": self.stride}
 
     def write_run_files(self, output_dir):
         """Writes LABEL_FILE, which a later run without --do_train reads back."""

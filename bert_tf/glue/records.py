@@ -17,7 +17,7 @@ what it gives tasks.ClassificationTask to score or write a split.
 import dataclasses
 
 from bert_tf import features as feature_contracts
-from bert_tf import finetune_data, tokenization
+from bert_tf import finetune_data, run_dir, tokenization
 from bert_tf.glue.reading import GlueDataError
 from bert_tf.glue.splits import read_split
 
@@ -155,6 +155,19 @@ class GlueData(finetune_data.FinetuneData):
         return [convert_example(example, label_map, self.max_seq_length, self.tokenizer,
                                 self.processor.is_regression)
                 for example in self.examples[split]]
+
+    def task_settings(self):
+        """The GLUE task's name and labels."""
+        return {"task_name": self.processor.name, "labels": self.processor.get_labels()}
+
+    def training_settings(self):
+        """The training file (or TFDS name) and the records' length."""
+        if self.tfds_name:
+            source = f"TensorFlow Datasets {self.tfds_name}"
+        else:
+            source = run_dir.fingerprints([self.processor.split_path(
+                self.data_dir, self.processor.split_files[self.train_split])])
+        return {"train_data": source, "max_seq_length": self.max_seq_length}
 
     def references(self, split):
         """A GlueReferences; without label ids for a test split."""

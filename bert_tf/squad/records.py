@@ -15,7 +15,7 @@ import random
 
 from absl import logging
 
-from bert_tf import finetune_data
+from bert_tf import finetune_data, run_dir
 from bert_tf.squad.reading import read_squad_examples
 from bert_tf.squad.windows import convert_examples_to_features
 
@@ -185,6 +185,16 @@ class SquadData(finetune_data.FinetuneData):
         if is_training:
             del self.windows[split], self.examples[split]
         return [window_record(window, self.max_seq_length, is_training) for window in windows]
+
+    def task_settings(self):
+        """Whether the model may answer that there is no answer (SQuAD 2.0)."""
+        return {"version_2_with_negative": self.version_2_with_negative}
+
+    def training_settings(self):
+        """The training file and how its contexts are cut into windows."""
+        return {"train_data": run_dir.fingerprints([self.files["train"]]),
+                "max_seq_length": self.max_seq_length, "doc_stride": self.doc_stride,
+                "max_query_length": self.max_query_length}
 
     def references(self, split):
         """A SquadReferences with the questions, their windows and the gold file."""
