@@ -14,12 +14,17 @@ Three things differ from absl:
 - A flag value out of its bounds (--learning_rate=-1, --train_batch_size=0)
   is refused in one line too, when the flags are parsed, before any work.
 - `--help` (and -h, --helpshort, --helpfull) exits 0, not absl's 1.
+- Ctrl-C and SIGTERM end in one line too, `<script>: interrupted by Ctrl-C
+  at step N; the last checkpoint, ..., is at step M: the same command
+  resumes from there` (training says where it stopped), with the shell's
+  exit status for the signal: 130 for SIGINT, 143 for SIGTERM.
 
 This module imports no TensorFlow, so that create_pretraining_data.py keeps
 its fast start.
 """
 
 import os
+import signal
 import sys
 import traceback
 
@@ -72,6 +77,24 @@ def printable(text):
                    for char in text)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as Ctrl-C raises KeyboardInterrupt, so that a run stops alike."""
+
+
+def _raise_terminated(signum, frame):
+    del signum, frame
+    raise Terminated
+
+
+def warn(message):
+    """Prints '<script>: warning: <message>' on stderr, as run() prints errors.
+
+    Args:
+      message: One line: what is odd, where, and its consequence.
+    """
+    print(f"{os.path.basename(sys.argv[0])}: warning: {message}", file=sys.stderr)
+
+
 def _one_line(error):
     """The error's message on one line (a multi-line message is joined)."""
     message = str(error) or type(error).__name__
@@ -89,6 +112,8 @@ def run(main, argv=None):
     program = os.path.basename(argv[0])
 
     def guarded_main(args):
+        # SIGTERM (a scheduler's preemption, `kill`) stops a run as Ctrl-C does.
+        signal.signal(signal.SIGTERM, _raise_terminated)
         try:
             return main(args)
         except user_errors() as e:
@@ -96,6 +121,16 @@ def run(main, argv=None):
                 traceback.print_exc()
             print(f"{program}: error: {_one_line(e)}", file=sys.stderr)
             sys.exit(1)
+        except KeyboardInterrupt as e:
+            if flags.FLAGS.verbose:
+                traceback.print_exc()
+            # Training adds where it stopped and how to go on (Trainer.train).
+            where = "; ".join(getattr(e, "__notes__", []))
+            terminated = isinstance(e, Terminated)
+            print(f"{program}: interrupted by {'SIGTERM' if terminated else 'Ctrl-C'}"
+                  f"{' ' + where if where else ''}", file=sys.stderr)
+            # The shell's status for a process a signal ended: 128 + its number.
+            sys.exit(128 + (signal.SIGTERM if terminated else signal.SIGINT))
 
     def parse_flags(args):
         # absl's own parser prints two lines; a bad flag value gets one.

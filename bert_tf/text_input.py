@@ -95,7 +95,7 @@ class TextInput:
                 raise app.UsageError(f"pairs need an even number of arguments, not {len(args)}")
             for number, text in enumerate(args, start=1):
                 if not text.strip():
-                    _warn(f"argument {number} is empty; its prediction reflects no text")
+                    cli.warn(f"argument {number} is empty; its prediction reflects no text")
             self._arguments = [tuple(args[i:i + size]) for i in range(0, len(args), size)]
             self.total = len(self._arguments)
         elif input_file != STDIN and stat.S_ISREG(os.stat(input_file).st_mode):
@@ -133,7 +133,7 @@ class TextInput:
         progress.finish()
         if empty:
             count = "1 line" if empty == 1 else f"{empty} lines"
-            _warn(f"{self._file_name()}: {count} with an empty text, the first line "
+            cli.warn(f"{self._file_name()}: {count} with an empty text, the first line "
                   f"{first_empty}; their predictions reflect no text")
 
     def _columns(self, inputs):
@@ -217,8 +217,3 @@ class Progress:
         left = (f", {format_duration((self.total - self.done) / rate)} left"
                 if self.total is not None and rate > 0 else "")
         return f"{done} lines, {rate:.1f} lines/s{left}"
-
-
-def _warn(message):
-    """Prints '<script>: warning: <message>' on stderr, as cli prints its errors."""
-    print(f"{os.path.basename(sys.argv[0])}: warning: {message}", file=sys.stderr)

@@ -496,10 +496,13 @@ class Trainer:
         """
         if self.is_chief:
             # A finished run's folder, rerun with another learning rate, must not
-            # pass off the old model as the new one's ("nothing to train").
+            # pass off the old model as the new one's ("nothing to train"). A
+            # longer run goes on, as the original's Estimator did with a larger
+            # max_steps: its schedule is stretched to the new end.
             run_dir.check_settings(self.output_dir, "training",
                                    self._training_settings(global_batch_size),
-                                   resuming=self.global_step > 0)
+                                   resuming=self.global_step > 0,
+                                   may_grow=("num_train_steps", "num_warmup_steps"))
         writer = self._summary_writer("train")
         if not self.is_chief:
             os.makedirs(self._scratch_dir, exist_ok=True)
@@ -512,40 +515,54 @@ class Trainer:
         # The seconds per step of the last loop; None until a loop has run.
         step_seconds = None
         last_save = time.time()
-        while step < num_train_steps:
-            to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
-            fitting = loop_steps(step_seconds, self.iterations_per_loop,
-                                 self.config.log_every_secs)
-            steps = min(fitting, num_train_steps - step, to_checkpoint)
-            start = time.time()
-            with memory.releasing_free_memory(enabled=self._jit_compile):
-                self._train_loop(iterator, tf.constant(steps, tf.int32))
-            step = self.global_step
-            elapsed = time.time() - start
-            step_seconds = elapsed / steps
-            record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
-                      "learning_rate": float(self.optimizer.learning_rate),
-                      "examples_per_second": steps * global_batch_size / elapsed}
-            self.train_metrics["loss"].reset_state()
-            history.append(record)
-            # The first loop's time includes compiling: no estimate from it.
-            left = (f"  {format_duration((num_train_steps - step) * step_seconds)} left"
-                    if len(history) > 1 else "")
-            logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s%s", step,
-                         num_train_steps, record["loss"], record["learning_rate"],
-                         record["examples_per_second"], left)
-            with writer.as_default(step=step):
-                for name in ("loss", "learning_rate", "examples_per_second"):
-                    tf.summary.scalar(name, record[name])
-            secs = self.config.save_checkpoints_secs
-            due = secs is not None and time.time() - last_save >= secs
-            if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
-                self.manager.save(checkpoint_number=step)
-                last_save = time.time()
+        try:
+            while step < num_train_steps:
+                to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
+                fitting = loop_steps(step_seconds, self.iterations_per_loop,
+                                     self.config.log_every_secs)
+                steps = min(fitting, num_train_steps - step, to_checkpoint)
+                start = time.time()
+                with memory.releasing_free_memory(enabled=self._jit_compile):
+                    self._train_loop(iterator, tf.constant(steps, tf.int32))
+                step = self.global_step
+                elapsed = time.time() - start
+                step_seconds = elapsed / steps
+                record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
+                          "learning_rate": float(self.optimizer.learning_rate),
+                          "examples_per_second": steps * global_batch_size / elapsed}
+                self.train_metrics["loss"].reset_state()
+                history.append(record)
+                # The first loop's time includes compiling: no estimate from it.
+                left = (f"  {format_duration((num_train_steps - step) * step_seconds)} left"
+                        if len(history) > 1 else "")
+                logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s%s", step,
+                             num_train_steps, record["loss"], record["learning_rate"],
+                             record["examples_per_second"], left)
+                with writer.as_default(step=step):
+                    for name in ("loss", "learning_rate", "examples_per_second"):
+                        tf.summary.scalar(name, record[name])
+                secs = self.config.save_checkpoints_secs
+                due = secs is not None and time.time() - last_save >= secs
+                if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
+                    self.manager.save(checkpoint_number=step)
+                    last_save = time.time()
+        except KeyboardInterrupt as interrupt:
+            # Ctrl-C or SIGTERM: cli.run prints this in its one line.
+            interrupt.add_note(self._resume_note())
+            raise
         writer.flush()
         if not self.is_chief:
             shutil.rmtree(self._scratch_dir, ignore_errors=True)
         return history
+
+    def _resume_note(self):
+        """Where an interrupted training stopped, and where the same command goes on."""
+        latest = tf.train.latest_checkpoint(self.output_dir)
+        if latest is None:
+            return (f"at step {self.global_step}, before the first checkpoint: the same "
+                    "command starts again")
+        return (f"at step {self.global_step}; the last checkpoint, {latest}, is at step "
+                f"{latest.rsplit('-', 1)[1]}: the same command resumes from there")
 
     def _track_training_state(self):
         """Adds the dropout seeds to what checkpoints save (once restore() has run)."""
