@@ -11,6 +11,8 @@ order, for a script or a notebook that goes its own way:
   setup()           seed, strategy, precision and batch checks, before any
                     model is built;
   train_steps()     optimizer updates and warmup from epochs;
+  task_settings()   what the model is for, which a later run of the same
+                    output_dir must share;
   create_trainer()  a training.Trainer for a task, resumed from output_dir or
                     initialized from the pretrained checkpoint;
   records_dir()     where this process writes its TFRecords;
@@ -43,12 +45,14 @@ from absl import flags, logging
 
 from bert_tf import (
     checkpoints,
+    cli,
     distribution,
     export,
     finetune_data,
     input_pipeline,
     io_utils,
     precision,
+    run_dir,
     serving,
     tokenization,
     tpu_rules,
@@ -209,21 +213,36 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
       A ModelFiles.
 
     Raises:
-      FinetuneError: naming the flag, when something is missing or does not fit.
+      FinetuneError: naming the flag, when something is missing or does not
+        fit: a --do_lower_case that contradicts the checkpoint's recorded
+        casing included (one that contradicts only its vocab's look is a
+        warning).
     """
     if not (init_checkpoint or bert_config_file):
         raise FinetuneError("Give --bert_config_file (or an --init_checkpoint beside which "
                             "one is found).")
     try:
         vocab_file = checkpoints.find_vocab(init_checkpoint, vocab_file)
+        recorded_case = checkpoints.find_do_lower_case(init_checkpoint, None)
         if do_lower_case is None:
-            do_lower_case = checkpoints.find_do_lower_case(init_checkpoint, True)
+            do_lower_case = True if recorded_case is None else recorded_case
+        elif recorded_case is not None and recorded_case != do_lower_case:
+            raise FinetuneError(
+                f"--do_lower_case={do_lower_case} contradicts --init_checkpoint="
+                f"{init_checkpoint}, whose tokenizer_config.json says do_lower_case="
+                f"{recorded_case}: drop the flag (the folder's casing is the default)")
         tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
         config = checkpoints.find_config(init_checkpoint, bert_config_file)
-        vocab_size = len(tokenization.load_vocab(vocab_file))
+        vocab = tokenization.load_vocab(vocab_file)
     except (ValueError, OSError, tf.errors.OpError) as e:
         # ConfigError, CheckpointError, an unreadable file: all name the file.
         raise FinetuneError(str(e)) from None
+    # A checkpoint that records its casing nowhere: its vocab still tells.
+    mismatch = (tokenization.case_mismatch_with_vocab(do_lower_case, vocab, vocab_file)
+                if recorded_case is None else None)
+    if mismatch:
+        cli.warn(mismatch)
+    vocab_size = len(vocab)
     if max_seq_length is not None and max_seq_length > config.max_position_embeddings:
         raise FinetuneError(
             f"--max_seq_length={max_seq_length} exceeds the model's "
@@ -307,7 +326,25 @@ def train_steps(num_examples, train_batch_size, num_train_epochs, warmup_proport
     return num_train_steps, int(num_train_steps * warmup_proportion)
 
 
-def create_trainer(task, files, strategy, config, trained_required=False):
+def task_settings(task, data, files):
+    """What a fine-tuned model is for: run_dir's "task" group of settings.
+
+    Args:
+      task: A tasks.Task.
+      data: Its finetune_data.FinetuneData.
+      files: The ModelFiles.
+
+    Returns:
+      A dict: the task's class, data.task_settings() (the task's name and
+      labels), the vocab's run_dir.file_fingerprint (its content, wherever
+      it is) and the casing.
+    """
+    return {"task": type(task).__name__, **data.task_settings(),
+            "vocab": run_dir.file_fingerprint(files.vocab_file),
+            "do_lower_case": files.do_lower_case}
+
+
+def create_trainer(task, files, strategy, config, trained_required=False, settings=None):
     """A Trainer for the task, resumed from config.output_dir or initialized.
 
     Args:
@@ -318,18 +355,28 @@ def create_trainer(task, files, strategy, config, trained_required=False):
       trained_required: Refuse to start from anything but output_dir's own
         checkpoint (an export-only run: an export of the pretrained encoder
         with a random head would look like a finished model).
+      settings: task_settings(), checked against output_dir's record when
+        its model is resumed, recorded otherwise; None checks nothing.
 
     Returns:
       The restored training.Trainer.
 
     Raises:
       FinetuneError: trained_required, and output_dir has no checkpoint.
+      run_dir.RunDirError: output_dir's model is for another task, labels,
+        vocab or casing.
     """
     tf.io.gfile.makedirs(config.output_dir)
     trainer = training.Trainer(task, files.bert_config, strategy, config)
-    if trainer.restore(files.init_checkpoint) != "resumed" and trained_required:
+    resumed = trainer.restore(files.init_checkpoint) == "resumed"
+    if not resumed and trained_required:
         raise FinetuneError(f"--export_dir alone exports the run in --output_dir, but "
                             f"{config.output_dir} has no checkpoint: add --do_train")
+    if trainer.is_chief and settings is not None:
+        # Before anything is written to the folder: another task's model of
+        # the same shape (SST-2's, resumed as CoLA's) must be neither trained
+        # on, nor scored, nor exported as this one.
+        run_dir.check_settings(config.output_dir, "task", settings, resuming=resumed)
     if trainer.is_chief:
         # The folder holds what a conversion or a later run needs besides
         # the checkpoint: the config, the vocab, and the task's and casing's
@@ -566,8 +613,11 @@ def run(task, data, flag_values, files, strategy):
             flag_values.num_train_epochs, flag_values.warmup_proportion)
     trainer = create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
         flag_values, max(num_train_steps, 1), num_warmup_steps, strategy),
-        trained_required=export_only)
+        trained_required=export_only, settings=task_settings(task, data, files))
     if flag_values.do_train and trainer.is_chief:
+        # Training on in a folder means training on the same data, cut alike.
+        run_dir.check_settings(trainer.output_dir, "training data", data.training_settings(),
+                               resuming=trainer.global_step > 0)
         data.write_run_files(trainer.output_dir)
     reader_args = padding_args(flag_values) if "dynamic_padding" in flag_values else {}
 

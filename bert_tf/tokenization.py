@@ -98,6 +98,39 @@ def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
     )
 
 
+# A vocab with more than this share of word pieces holding capitals is cased:
+# an uncased one has none, bert-base-cased's has about a quarter.
+_CASED_VOCAB_SHARE = 0.01
+
+
+def case_mismatch_with_vocab(do_lower_case, vocab, vocab_file):
+    """Says whether the casing flag contradicts the vocab's own casing.
+
+    For checkpoints whose casing is recorded nowhere: an uncased vocab has
+    no word piece with a capital letter, a cased one has many.
+
+    Args:
+      do_lower_case: The casing the run uses.
+      vocab: load_vocab()'s dict of the vocab.
+      vocab_file: Its path, for the message.
+
+    Returns:
+      A one-line warning, or None when the flag fits the vocab.
+    """
+    # Special tokens ([CLS], [unused0]) are written in capitals in any vocab.
+    cased = sum(1 for token in vocab
+                if token != token.lower() and not (token.startswith("[") and token.endswith("]")))
+    if not do_lower_case and cased == 0:
+        return (f"--do_lower_case=False, but {vocab_file} has no word piece with a capital "
+                "letter (an uncased vocab): capitalised words will be [UNK]; pass "
+                "--do_lower_case=True")
+    if do_lower_case and cased > _CASED_VOCAB_SHARE * len(vocab):
+        return (f"--do_lower_case=True, but {cased} word pieces of {vocab_file} hold capital "
+                "letters (a cased vocab), which lower-cased text never matches; pass "
+                "--do_lower_case=False")
+    return None
+
+
 def convert_to_unicode(text):
     """Converts `text` to `str`, decoding bytes as UTF-8.
 
