@@ -31,7 +31,8 @@ def main(argv):
     number = 0
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export.run_batches(FLAGS.export_dir, "serving_default",
-                                                  texts.batches(FLAGS.batch_size)):
+                                                  texts.batches(FLAGS.batch_size),
+                                                  "TaggingTask", ("text",)):
             for i in range(len(inputs["text"])):
                 for j in range(outputs["num_entities"][i]):
                     text = outputs["entity_text"][i, j].decode("utf-8")

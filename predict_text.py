@@ -36,7 +36,8 @@ def main(argv):
     signature = "pair" if FLAGS.pair else "single"
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export.run_batches(FLAGS.export_dir, signature,
-                                                  texts.batches(FLAGS.batch_size)):
+                                                  texts.batches(FLAGS.batch_size),
+                                                  "ClassificationTask", names):
             shown = [" ||| ".join(pair) for pair in zip(*inputs.values(), strict=True)]
             for text, prediction, probabilities in zip(
                     shown, outputs["predictions"], outputs["probabilities"], strict=True):

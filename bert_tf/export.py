@@ -23,8 +23,16 @@ from bert_tf import io_utils, precision
 
 keras = tf.keras
 
-# What an export says about itself: its shapes, precision and signatures.
+# What an export says about itself: its task, shapes, precision and signatures.
 INFO_FILE = os.path.join("assets.extra", "bert_tf_export.json")
+
+# The command-line tool that serves each task's export; the others are
+# served through their signatures (see each task's serving module).
+SERVING_TOOLS = {"ClassificationTask": "predict_text.py", "TaggingTask": "predict_entities.py"}
+
+
+class ExportError(ValueError):
+    """A folder that is not the export a tool needs; the message says what to use."""
 
 
 def save_model(export_dir, module, signatures, info=None):
@@ -84,23 +92,6 @@ def _signature_info(signatures):
     return described
 
 
-def run_signature(export_dir, signature, **texts):
-    """Loads a raw-text SavedModel and runs one of its signatures on strings, once.
-
-    run_batches, for a single batch.
-
-    Args:
-      export_dir: The SavedModel folder.
-      signature: The signature's name ("single", "pair", "serving_default").
-      **texts: Its inputs: {input name: list of str}.
-
-    Returns:
-      {output name: numpy array}.
-    """
-    ((_, outputs),) = run_batches(export_dir, signature, [texts])
-    return outputs
-
-
 def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max_seq_length,
                 policy="float32", shapes="dynamic"):
     """Exports a trained task's raw-text SavedModel.
@@ -129,13 +120,52 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
                                              max_seq_length, shapes)
     shapes_line = module.model.describe(max_seq_length)
     logging.info("The export computes in %s, with %s", policy, shapes_line)
-    info = {"shapes": shapes, "shapes_description": shapes_line,
+    info = {"task": type(task).__name__, "shapes": shapes, "shapes_description": shapes_line,
             "max_seq_length": max_seq_length, "precision": policy,
             "do_lower_case": do_lower_case, "signatures": _signature_info(signatures)}
     return save_model(export_dir, module, signatures, info)
 
 
-def run_batches(export_dir, signature, batches):
+def check_task(export_dir, task):
+    """Refuses a folder that is not a SavedModel of the task, before it is loaded.
+
+    Args:
+      export_dir: The folder a tool was given.
+      task: The task class's name the tool serves, e.g. "TaggingTask".
+
+    Raises:
+      ExportError: no SavedModel there, or one of another task (its info
+        file says which), naming the tool that serves it.
+    """
+    if not tf.io.gfile.exists(os.path.join(export_dir, "saved_model.pb")):
+        raise ExportError(f"{export_dir} is not a SavedModel folder (no saved_model.pb): give "
+                          "the folder that a training script's --export_dir wrote")
+    exported = (read_info(export_dir) or {}).get("task")
+    if exported is not None and exported != task:
+        tool = SERVING_TOOLS.get(exported)
+        advice = (f"use {tool}" if tool else
+                  "call its signatures from Python (see its serving module's docstring)")
+        raise ExportError(f"{export_dir} holds a {exported} model, not a {task} one: {advice}")
+
+
+def _check_signature(export_dir, model, signature, inputs):
+    """Refuses a SavedModel without the signature, or whose signature takes other inputs.
+
+    For exports without a task in their info file (bert_tf's earlier ones,
+    other exporters): check_task cannot tell their kind, their signatures can.
+    """
+    if signature not in model.signatures:
+        raise ExportError(f"{export_dir} has no {signature!r} signature (it has "
+                          f"{', '.join(sorted(model.signatures)) or 'none'}): it is not the "
+                          "export this tool serves")
+    expected = sorted(model.signatures[signature].structured_input_signature[1])
+    if sorted(inputs) != expected:
+        raise ExportError(f"{export_dir}: its {signature!r} signature takes "
+                          f"{', '.join(expected)}, not {', '.join(sorted(inputs))}: it is not "
+                          "the export this tool serves")
+
+
+def run_batches(export_dir, signature, batches, task, input_names):
     """Loads a raw-text SavedModel once and runs one of its signatures on each batch.
 
     What predict_text.py and predict_entities.py do; they import no
@@ -149,17 +179,25 @@ def run_batches(export_dir, signature, batches):
       signature: The signature's name ("single", "pair", "serving_default").
       batches: An iterable of the signature's inputs: {input name: list of
         str}, the lists of one batch the same length.
+      task: The task class's name the caller serves (check_task).
+      input_names: The signature's inputs that the batches give.
 
     Yields:
       (inputs, outputs) for each batch in order: the batch as given, and
       {output name: numpy array}.
+
+    Raises:
+      ExportError: export_dir is not an export of the task, or lacks the
+        signature (before any batch is read).
     """
+    check_task(export_dir, task)
     # Registers the text ops the SavedModel tokenizes with. Imported here:
     # training imports this module too, and needs none of tensorflow_text's
     # memory (about 116 MB resident).
     import tensorflow_text  # noqa: F401
 
     model = tf.saved_model.load(export_dir)
+    _check_signature(export_dir, model, signature, input_names)
     function = model.signatures[signature]
     for texts in batches:
         outputs = function(**{name: tf.constant(values, tf.string)
