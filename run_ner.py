@@ -64,7 +64,7 @@ def main(_):
                            FLAGS.predict_file, FLAGS.labels, FLAGS.output_dir)
     # The task's tags come from the training file: read before the task.
     data.read(finetune.splits_to_read(data, FLAGS))
-    task = TaggingTask(data.labels(), FLAGS.max_seq_length)
+    task = TaggingTask(data.labels(), FLAGS.max_seq_length, stride)
     finetune.run(task, data, FLAGS, files, strategy)
 
 

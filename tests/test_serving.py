@@ -84,7 +84,8 @@ def test_tagger_outputs_do_not_depend_on_the_shapes():
     encoder, head = _model(len(TAGS))
     outputs = {}
     for shapes in serving.SHAPES:
-        module = TaggingServingModule(encoder, head, TAGS, VOCAB, True, SEQ, shapes=shapes)
+        module = TaggingServingModule(encoder, head, TAGS, VOCAB, True, SEQ, (SEQ - 2) // 2,
+                                      shapes=shapes)
         outputs[shapes] = module.tag(tf.constant(SENTENCES))
     dynamic, static = outputs["dynamic"], outputs["static"]
     assert int(tf.reduce_sum(static["num_entities"])) > 2

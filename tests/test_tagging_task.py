@@ -140,3 +140,23 @@ def test_entities_join_words_as_conlleval_and_give_character_offsets():
     np.testing.assert_allclose(out["entity_score"][0], [0.9, 0.7, 0.5], rtol=1e-6)
     assert [t.decode() for t in out["entity_text"][2].numpy()] == ["Ann", "Lee", ""]
     assert out["entity_type"][1].numpy().tolist() == [b"", b"", b""]
+
+
+@pytest.mark.parametrize(("window_size", "stride"), [(6, 3), (7, 2), (5, 5), (14, 5)])
+def test_the_exports_windows_are_run_ners(window_size, stride):
+    """sentence_windows and scoring_window, in the graph, against conll.windows."""
+    num_pieces = list(range(0, 40))
+    sentence, start, end = tagging.sentence_windows(
+        tf.constant(num_pieces, tf.int64), window_size, stride)
+    for n in num_pieces:
+        # Every piece is a word's first piece.
+        expected = conll.windows(n, list(range(n)), window_size, stride)
+        mine = np.flatnonzero(sentence.numpy() == n)
+        assert [(w.start, w.end) for w in expected] == list(
+            zip(start.numpy()[mine], end.numpy()[mine], strict=True))
+        if n == 0:
+            continue  # No word to score.
+        scored = tagging.scoring_window(tf.range(n, dtype=tf.int64), tf.fill([n], tf.cast(
+            n, tf.int64)), window_size, stride).numpy()
+        assert scored.tolist() == [next(i for i, w in enumerate(expected) if piece in w.scored)
+                                   for piece in range(n)]

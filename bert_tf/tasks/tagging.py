@@ -65,15 +65,19 @@ class TaggingTask(Task):
     is_real_example [batch, 1].
     """
 
-    def __init__(self, label_list, max_seq_length=128):
+    def __init__(self, label_list, max_seq_length=128, window_stride=None):
         """Describes the task.
 
         Args:
           label_list: The tags ("O", "B-PER", ...), in id order.
           max_seq_length: The records' sequence length.
+          window_stride: Word pieces between the starts of a long sentence's
+            windows (run_ner.py's --window_stride), which the export cuts
+            alike; None: half a window.
         """
         self.label_list = list(label_list)
         self.max_seq_length = max_seq_length
+        self.window_stride = window_stride or max((max_seq_length - 2) // 2, 1)
 
     def hf_config(self):
         """BertForTokenClassification, with the tags as its labels."""
@@ -177,7 +181,7 @@ class TaggingTask(Task):
                        shapes="dynamic"):
         """A TaggingServingModule whose "serving_default" takes raw sentences."""
         module = TaggingServingModule(encoder, heads[_CLASSIFIER], self.label_list, vocab_file,
-                                     do_lower_case, max_seq_length, shapes)
+                                     do_lower_case, max_seq_length, self.window_stride, shapes)
         return module, {"serving_default": module.tag}
 
 
@@ -188,8 +192,10 @@ class TaggingServingModule(tf.Module):
     splits them (on whitespace, with each punctuation mark a word of its
     own), each word is cut into word pieces by the same in-graph tokenizer
     as training's, and a word's tag is the prediction at its first piece.
-    A sentence of more pieces than max_seq_length - 2 is cut there: its later
-    words get no tag (run_ner.py's windows tag them all).
+    A sentence of any length is read whole: one of more pieces than a window
+    (max_seq_length - 2) is cut into windows window_stride pieces apart, and
+    each word is tagged in the window where its first piece has the most
+    context, as run_ner.py's records do (conll.windows).
 
     Signature "serving_default": text [batch] string ->
       entity_type [batch, max_entities] string ("" past num_entities),
@@ -202,7 +208,7 @@ class TaggingServingModule(tf.Module):
     """
 
     def __init__(self, encoder, head, label_list, vocab_file, do_lower_case, max_seq_length,
-                 shapes="dynamic"):
+                 window_stride, shapes="dynamic"):
         """Wraps a trained encoder and head.
 
         Args:
@@ -212,6 +218,8 @@ class TaggingServingModule(tf.Module):
           vocab_file: The vocab the model was trained with.
           do_lower_case: As in training.
           max_seq_length: As in training.
+          window_stride: Word pieces between the starts of a long sentence's
+            windows, at most max_seq_length - 2.
           shapes: One of serving.SHAPES.
         """
         super().__init__(name="bert_tagger")
@@ -225,7 +233,9 @@ class TaggingServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
                                           self.tokenizer.vocab["[SEP]"])
-        self.max_seq_length = max_seq_length
+        # Pieces per window, between [CLS] and [SEP].
+        self.window_size = max_seq_length - 2
+        self.window_stride = window_stride
         types, begins = [], []
         for label in label_list:
             prefix, _, entity_type = label.partition("-")
@@ -246,36 +256,105 @@ class TaggingServingModule(tf.Module):
         # [batch, (words)] words and their byte offsets in the text.
         words, byte_starts, byte_ends = self.tokenizer.split_words_with_offsets(text)
         # [words, (pieces)] of every word of the batch. A word that tokenization
-        # deletes entirely keeps one [UNK] piece, as in training.
+        # deletes entirely keeps one [UNK] piece, as in training; a word of
+        # more pieces than a window keeps a window's worth.
         pieces = self.tokenizer.tokenize(words.flat_values)
         pieces = tf.RaggedTensor.from_tensor(
             pieces.to_tensor(self.tokenizer.vocab["[UNK]"]),
-            lengths=tf.maximum(pieces.row_lengths(), 1))
+            lengths=tf.clip_by_value(pieces.row_lengths(), 1, self.window_size))
         # [batch, (pieces)]: each sentence's pieces, back to back.
         sentence_pieces = tf.RaggedTensor.from_row_lengths(
             pieces.flat_values,
             tf.math.unsorted_segment_sum(pieces.row_lengths(), words.value_rowids(),
                                          num_segments=words.nrows()))
-        packed = self.packer(sentence_pieces)
-        # [batch, seq, num_tags]
-        probabilities = self.model(packed)["probabilities"]
+        window_sentence, window_start, window_end = sentence_windows(
+            sentence_pieces.row_lengths(), self.window_size, self.window_stride)
+        # [windows, (pieces)]: each window's pieces.
+        offset = tf.gather(sentence_pieces.row_starts(), window_sentence)
+        window_pieces = tf.RaggedTensor.from_row_lengths(
+            tf.gather(sentence_pieces.flat_values,
+                      tf.ragged.range(offset + window_start, offset + window_end).flat_values),
+            window_end - window_start)
+        # [windows, seq, num_tags]
+        probabilities = self.model(self.packer(window_pieces))["probabilities"]
 
-        # The position of each word's first piece in its packed sentence:
-        # [CLS], then the pieces of the words before it in the same sentence.
+        # Each word's first piece, counted in its sentence.
         ends_in_batch = tf.cumsum(pieces.row_lengths())
         first_in_batch = ends_in_batch - pieces.row_lengths()
         sentence_start = tf.gather(sentence_pieces.row_starts(), words.value_rowids())
-        position = first_in_batch - sentence_start + 1
-        # Words cut off by max_seq_length get no tag.
-        fits = position < self.max_seq_length - 1
-        index = tf.stack([words.value_rowids(), tf.where(fits, position, 0)], axis=1)
-        word_probabilities = tf.gather_nd(probabilities, index)
+        piece = first_in_batch - sentence_start
+        # The sentence's windows start at the first window of its row.
+        first_window = tf.gather(
+            tf.math.unsorted_segment_min(tf.range(tf.size(window_sentence, out_type=tf.int64)),
+                                         window_sentence, num_segments=words.nrows()),
+            words.value_rowids())
+        window = first_window + scoring_window(
+            piece, tf.gather(sentence_pieces.row_lengths(), words.value_rowids()),
+            self.window_size, self.window_stride)
+        # +1: [CLS] comes first.
+        position = piece - tf.gather(window_start, window) + 1
+        word_probabilities = tf.gather_nd(probabilities, tf.stack([window, position], axis=1))
         tag_ids = tf.argmax(word_probabilities, axis=-1, output_type=tf.int32)
-        types = tf.where(fits, tf.gather(self.tag_types, tag_ids), "")
         scores = tf.reduce_max(word_probabilities, axis=-1)
         return entities_from_word_tags(text, words, byte_starts.flat_values,
-                                       byte_ends.flat_values, types,
+                                       byte_ends.flat_values, tf.gather(self.tag_types, tag_ids),
                                        tf.gather(self.tag_begins, tag_ids), scores)
+
+
+def sentence_windows(num_pieces, window_size, stride):
+    """The windows of each sentence, as conll.windows cuts them, for a batch at once.
+
+    Windows start stride pieces apart until one reaches the sentence's end;
+    an empty sentence gets one empty window.
+
+    Args:
+      num_pieces: int64 [batch], each sentence's pieces.
+      window_size: Pieces per window.
+      stride: Pieces between consecutive windows' starts.
+
+    Returns:
+      (sentence, start, end): int64 [windows] each: the sentence (row of the
+      batch) a window belongs to and its pieces [start, end); a sentence's
+      windows are consecutive.
+    """
+    beyond_first = tf.maximum(num_pieces - window_size, 0)
+    num_windows = 1 + (beyond_first + stride - 1) // stride
+    sentence = tf.repeat(tf.range(tf.size(num_pieces, out_type=tf.int64)), num_windows)
+    start = tf.ragged.range(num_windows).flat_values * stride
+    end = tf.minimum(start + window_size, tf.gather(num_pieces, sentence))
+    return sentence, start, end
+
+
+def scoring_window(piece, num_pieces, window_size, stride):
+    """Which of its sentence's windows scores each piece: conll.windows' rule.
+
+    The context of a piece in a window is the fewer of the window's pieces on
+    its left and on its right; the window of most context wins, the earliest
+    on a tie. At most ceil(window_size / stride) windows hold a piece: the
+    ones whose start is at most the piece and within a window of it.
+
+    Args:
+      piece: int64 [words], the piece's index in its sentence.
+      num_pieces: int64 [words], its sentence's pieces.
+      window_size: Pieces per window.
+      stride: Pieces between consecutive windows' starts.
+
+    Returns:
+      int64 [words]: the window's index among its sentence's windows.
+    """
+    num_windows = 1 + (tf.maximum(num_pieces - window_size, 0) + stride - 1) // stride
+    candidates = -(-window_size // stride)
+    # [words, candidates]: the windows that may hold the piece, earliest first.
+    last = tf.minimum(piece // stride, num_windows - 1)
+    window = last[:, tf.newaxis] - tf.range(candidates - 1, -1, -1, dtype=tf.int64)
+    start = window * stride
+    end = tf.minimum(start + window_size, num_pieces[:, tf.newaxis])
+    place = piece[:, tf.newaxis]
+    holds = (window >= 0) & (start <= place) & (place < end)
+    context = tf.where(holds, tf.minimum(place - start, end - 1 - place), -1)
+    # argmax takes the first of equal values: the earliest window.
+    best = tf.argmax(context, axis=1, output_type=tf.int64)
+    return tf.gather(window, best, batch_dims=1)
 
 
 def entities_from_word_tags(text, words, byte_starts, byte_ends, types, begins, scores):
