@@ -95,6 +95,8 @@ def resolve_checkpoint_path(path):
 # IndexError or a DataLossError, a truncated model.safetensors a
 # SafetensorError (not a ValueError).
 _READ_ERRORS = (IndexError, OSError, tf.errors.OpError, safetensors.SafetensorError)
+# What writing a checkpoint raises: a full disk, a folder that cannot be written.
+_WRITE_ERRORS = (OSError, tf.errors.OpError, safetensors.SafetensorError)
 
 
 def _unreadable(path, error):
@@ -641,11 +643,18 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
       head_types: The heads.Head classes to carry over (heads.head_types()).
       bert_config_file: The config, when it is not beside the input.
 
+    Every file is written to a temporary folder first and moved into place
+    at the end, the files that make the output look complete last (a
+    checkpoint's .index, config.json): a conversion that fails, on a full
+    disk say, leaves nothing that looks like a result.
+
     Returns:
       The LoadReport of reading the input.
 
     Raises:
       ValueError: for an unknown output format.
+      CheckpointError: the input cannot be read, or the output cannot be
+        written (naming it and why).
     """
     savers = {"google": save_google_checkpoint, "hf": save_hf_folder,
               "tf2": save_tf2_checkpoint}
@@ -656,18 +665,22 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
     heads = detect_heads(input_path, encoder, head_types)
     report = load_weights(input_path, encoder, heads)
     settings = _read_json(_beside(input_path, HF_SETTINGS_FILE)) or {}
-    if output_format == "hf":
-        save_hf_folder(output_path, encoder, heads, settings.get("config"))
-    else:
-        savers[output_format](output_path, encoder, heads)
-    vocab = _beside(input_path, "vocab.txt")
-    if vocab:
-        folder = output_path if output_format == "hf" else os.path.dirname(
-            os.path.abspath(output_path))
-        target = os.path.join(folder, "vocab.txt")
-        if os.path.abspath(vocab) != os.path.abspath(target):
-            shutil.copyfile(vocab, target)
-        if output_format == "hf":
-            _write_hf_tokenizer_files(input_path, output_path, settings.get("do_lower_case"))
+    is_folder = output_format == "hf"
+    folder = output_path if is_folder else os.path.dirname(os.path.abspath(output_path))
+    prefix = "" if is_folder else os.path.basename(output_path)
+    try:
+        with io_utils.atomic_files(folder, last=("config.json", f"{prefix}.index")) as staging:
+            if is_folder:
+                save_hf_folder(staging, encoder, heads, settings.get("config"))
+            else:
+                savers[output_format](os.path.join(staging, prefix), encoder, heads)
+            vocab = _beside(input_path, "vocab.txt")
+            if vocab:
+                shutil.copyfile(vocab, os.path.join(staging, "vocab.txt"))
+            if is_folder:
+                _write_hf_tokenizer_files(input_path, staging, settings.get("do_lower_case"))
+    except _WRITE_ERRORS as e:
+        message = " ".join(str(e).split()) or type(e).__name__
+        raise CheckpointError(f"cannot write {output_path}: {message}") from None
     logging.info("Wrote %s checkpoint %s", output_format, output_path)
     return report

@@ -13,6 +13,7 @@ at once.
 
 import contextlib
 import os
+import shutil
 import sys
 import uuid
 
@@ -112,6 +113,45 @@ def atomic_directory(path):
         if tf.io.gfile.exists(temporary):
             tf.io.gfile.rmtree(temporary)
         raise
+
+
+@contextlib.contextmanager
+def atomic_files(folder, last=()):
+    """Yields a temporary folder beside `folder`; moves its files into `folder` at the end.
+
+    For an output of several files that must appear together (a checkpoint's
+    data, index and config) in a folder that may hold other files. Local
+    paths only. If the body raises, the temporary folder is removed and
+    `folder` is left as it was (not even created).
+
+    Args:
+      folder: The final folder.
+      last: Names of files to move after all others: those whose presence
+        makes the output look complete (a checkpoint's .index, config.json).
+
+    Yields:
+      The temporary folder's path, to write into.
+    """
+    temporary = _temporary_name(os.path.abspath(folder))
+    # The outermost folder this call creates (for the temporary one): it goes
+    # too if the body fails.
+    created = None
+    parent = os.path.dirname(temporary)
+    while not os.path.exists(parent):
+        created, parent = parent, os.path.dirname(parent)
+    os.makedirs(temporary)
+    try:
+        yield temporary
+        os.makedirs(folder, exist_ok=True)
+        names = sorted(os.listdir(temporary), key=lambda name: (name in last, name))
+        for name in names:
+            os.replace(os.path.join(temporary, name), os.path.join(folder, name))
+    except BaseException:
+        if created:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def write_results(path, results):

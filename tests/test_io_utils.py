@@ -1,6 +1,7 @@
 """Tests for bert_tf.io_utils: outputs appear under their name only when complete."""
 
 import os
+import pathlib
 
 import pytest
 import tensorflow as tf
@@ -81,3 +82,28 @@ def test_write_results_sorts_keys(tmp_path):
     path = tmp_path / "eval_results.txt"
     io_utils.write_results(str(path), {"loss": 0.5, "accuracy": 0.75})
     assert path.read_text() == "accuracy = 0.75\nloss = 0.5\n"
+
+
+def test_atomic_files_move_in_at_the_end_the_named_ones_last(tmp_path, monkeypatch):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "kept.txt").write_text("the user's")
+    moved = []
+    replace = os.replace
+    monkeypatch.setattr(os, "replace",
+                        lambda a, b: (moved.append(os.path.basename(b)), replace(a, b)))
+    with io_utils.atomic_files(str(folder), last=("model.index",)) as staging:
+        for name in ("model.index", "model.data", "config.json"):
+            pathlib.Path(staging, name).write_text(name)
+        assert sorted(os.listdir(folder)) == ["kept.txt"]
+    assert moved == ["config.json", "model.data", "model.index"]
+    assert sorted(os.listdir(folder)) == ["config.json", "kept.txt", "model.data", "model.index"]
+    assert sorted(os.listdir(tmp_path)) == ["out"]
+
+
+def test_atomic_files_that_fail_leave_no_folder_they_made(tmp_path):
+    with pytest.raises(OSError, match="disk full"), \
+            io_utils.atomic_files(str(tmp_path / "new" / "deeper")) as staging:
+        pathlib.Path(staging, "half.data").write_text("half")
+        raise OSError("disk full")
+    assert os.listdir(tmp_path) == []
