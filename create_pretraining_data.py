@@ -95,8 +95,6 @@ def main(argv):
         raise SystemExit(f"create_pretraining_data.py: error: {e}") from e
     for line in summary.describe().splitlines():
         logging.info("%s", line)
-    if summary.instances == 0:
-        logging.warning("No instance was written: the documents are too short to form pairs.")
 
 
 if __name__ == "__main__":

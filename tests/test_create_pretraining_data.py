@@ -72,6 +72,21 @@ def test_bad_input_gets_a_clear_error(tmp_path, flags, message):
     assert not os.path.exists(tmp_path / "out.tfrecord")
 
 
+def test_a_one_sentence_corpus_is_an_error_not_an_empty_file(tmp_path):
+    corpus = tmp_path / "one.txt"
+    corpus.write_text("The keeper wrote the weather.\n", encoding="utf-8")
+    result = run_script(f"--input_file={corpus}", f"--output_file={tmp_path / 'out.tfrecord'}",
+                        f"--vocab_file={VOCAB}")
+    assert result.returncode == 1
+    errors = [line for line in result.stderr.splitlines() if "error" in line]
+    assert errors == [
+        f"create_pretraining_data.py: error: no instance could be made from {corpus} (1 "
+        "document(s), 1 too short to form a pair), so nothing was written: the shortest input "
+        "that makes one is two one-sentence documents (lines separated by a blank line) or one "
+        "document of two sentences (two lines)"]
+    assert os.listdir(tmp_path) == ["one.txt"]
+
+
 def test_non_utf8_input_is_named_unless_replaced(tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes("The keeper wrote.\nThe café opened.\n\nGulls circled.\n".encode("latin-1"))

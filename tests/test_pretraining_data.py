@@ -415,15 +415,22 @@ def test_a_single_document_never_pairs_with_itself(tmp_path):
     assert summary.skipped_random_next > 0
 
 
-def test_documents_too_short_to_pair_are_counted_not_errors(tmp_path):
+def test_an_input_too_short_for_any_instance_is_an_error_and_writes_nothing(tmp_path):
     path = tmp_path / "short.txt"
     # One document without any word piece, then one of a single sentence.
     path.write_text("\x01\x02\n\nThe keeper wrote the weather.\n", encoding="utf-8")
     config = PretrainingDataConfig(vocab_file=VOCAB, dupe_factor=2)
+    with pytest.raises(PretrainingDataError, match=(
+            f"no instance could be made from {path} \\(1 document\\(s\\), 2 too short to form "
+            "a pair\\), so nothing was written: the shortest input that makes one is two "
+            "one-sentence documents")):
+        generate(tmp_path, str(path), config)
+    assert os.listdir(tmp_path) == ["short.txt"]
+    # Its shortest fix: a second one-sentence document.
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("\nGulls circled above the harbour.\n")
     (output,), summary = generate(tmp_path, str(path), config)
-    assert summary.instances == 0
-    assert summary.documents == 1 and summary.documents_too_short == 2
-    assert os.path.getsize(output) == 0
+    assert summary.instances > 0 and os.path.getsize(output) > 0
 
 
 def test_cached_tokenization_matches_the_tokenizer():

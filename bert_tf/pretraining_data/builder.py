@@ -124,6 +124,14 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
         if summary.documents == 0:
             raise PretrainingDataError(
                 f"the input holds no text: {', '.join(input_files)}")
+        if summary.instances == 0:
+            # An empty record file would fail only later, in run_pretraining.py.
+            raise PretrainingDataError(
+                f"no instance could be made from {', '.join(input_files)} "
+                f"({summary.documents} document(s), {summary.documents_too_short} too short "
+                "to form a pair), so nothing was written: the shortest input that makes one "
+                "is two one-sentence documents (lines separated by a blank line) or one "
+                "document of two sentences (two lines)")
         output.commit()
     finally:
         output.close()
