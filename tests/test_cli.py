@@ -183,3 +183,46 @@ def test_convert_checkpoint_bad_inputs_are_one_line(tmp_path, tiny_config, case)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert lines[-1].startswith("convert_checkpoint.py: error: ") and expected in lines[-1]
     assert not (tmp_path / "out").exists()
+
+
+def _limit_file_size():
+    """For the child: files may grow to 100 kB only, as on a full disk.
+
+    Writing past the limit then fails with EFBIG instead of killing the
+    process (SIGXFSZ ignored); rlimits bind root too, unlike permissions.
+    """
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+
+@pytest.mark.parametrize("output_format", ["hf", "google", "tf2"])
+def test_a_conversion_that_cannot_write_leaves_nothing_and_says_so(tmp_path, tiny_config,
+                                                                   output_format):
+    from bert_tf import checkpoints
+    from bert_tf.modeling import BertModel
+
+    source = checkpoints.save_hf_folder(str(tmp_path / "hf"), BertModel(tiny_config))
+    output = tmp_path / "out" / ("converted" if output_format == "hf" else "bert_model.ckpt")
+    script = [sys.executable, os.path.join(ROOT, "convert_checkpoint.py"), f"--input={source}",
+              f"--output={output}", f"--output_format={output_format}"]
+    full = subprocess.run(script, cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          check=False, preexec_fn=_limit_file_size)
+    lines = full.stderr.strip().splitlines()
+    assert full.returncode == 1 and "Traceback" not in full.stderr
+    assert lines[-1].startswith(f"convert_checkpoint.py: error: cannot write {output}: ")
+    assert "File too large" in lines[-1]
+    # Nothing that looks like a result, and no temporary folder.
+    assert sorted(os.listdir(tmp_path)) == ["hf"]
+
+    # Under a path that cannot be a folder: the same one line.
+    (tmp_path / "a_file").write_text("")
+    blocked = tmp_path / "a_file" / "converted"
+    result = _run(f"--input={source}", f"--output={blocked}",
+                  f"--output_format={output_format}", script="convert_checkpoint.py")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        f"convert_checkpoint.py: error: cannot write {blocked}: ")
+    assert sorted(os.listdir(tmp_path)) == ["a_file", "hf"]

@@ -189,6 +189,7 @@ def test_a_bfloat16_export_takes_and_gives_the_same_types_and_close_values(tmp_p
 def test_export_says_which_shapes_it_wrote(exported, tmp_path):
     encoder, head, export_dir = exported
     info = export.read_info(export_dir)
+    assert info["task"] == "ClassificationTask"
     assert info["shapes"] == "dynamic" and info["precision"] == "float32"
     assert info["max_seq_length"] == SEQ and "XLA" in info["shapes_description"]
     assert info["signatures"]["pair"]["inputs"] == ["text_a", "text_b"]

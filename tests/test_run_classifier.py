@@ -15,6 +15,7 @@ test may import run_pretraining.py or predict_text.py in-process.
 import json
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import (
     checkpoints,
+    export,
     finetune,
     glue,
     input_pipeline,
@@ -282,6 +284,27 @@ def test_a_pair_line_without_one_tab_is_one_line_and_writes_nothing(mrpc_run, tm
     assert not output_file.exists() and no_temporary_files(tmp_path)
 
 
+def test_predict_entities_refuses_what_is_not_a_tagger_export(mrpc_run, tmp_path):
+    export_dir = mrpc_run[3]
+    # An export of bert_tf's from before exports named their task: its
+    # signature tells. And a folder that is no SavedModel at all.
+    untold = shutil.copytree(export_dir, tmp_path / "untold")
+    info = json.loads((untold / export.INFO_FILE).read_text())
+    del info["task"]
+    (untold / export.INFO_FILE).write_text(json.dumps(info))
+    for folder, message in [
+            (export_dir, f"{export_dir} holds a ClassificationTask model, not a TaggingTask "
+                         "one: use predict_text.py"),
+            (untold, f"{untold}: its 'serving_default' signature takes text_a, text_b, not text: "
+                     "it is not the export this tool serves"),
+            (tmp_path, f"{tmp_path} is not a SavedModel folder (no saved_model.pb): give the "
+                       "folder that a training script's --export_dir wrote")]:
+        result = run_script("predict_entities.py", f"--export_dir={folder}", "he said yes")
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.strip().splitlines()[-1] == (
+            f"predict_entities.py: error: {message}")
+
+
 def test_predict_text_escapes_what_would_break_its_line(mrpc_run):
     export_dir = mrpc_run[3]
     result = run_script("predict_text.py", f"--export_dir={export_dir}",
@@ -327,6 +350,8 @@ def run_main():
     import run_classifier
 
     def run(*flag_args):
+        # Each call is a new command line: no flag carries over from the last.
+        flags.FLAGS.unparse_flags()
         flags.FLAGS(["run_classifier.py", *[str(f) for f in flag_args]])
         run_classifier.main([])
 
@@ -559,9 +584,9 @@ def test_hugging_face_folder_as_init_checkpoint(run_main, encoder, tmp_path, mon
 
 
 @pytest.mark.parametrize(("case_flag", "expected"), [
-    ([], False), (["--do_lower_case=true"], True)])
+    ([], False), (["--do_lower_case=false"], False), (["--do_lower_case=true"], None)])
 def test_a_hugging_face_folders_tokenizer_config_sets_the_case(
-        run_main, encoder, tmp_path, monkeypatch, case_flag, expected):
+        run_main, encoder, tmp_path, monkeypatch, capsys, case_flag, expected):
     folder = tmp_path / "hf_model"
     checkpoints.save_hf_folder(str(folder), encoder)
     shutil.copy(VOCAB, folder / "vocab.txt")
@@ -577,9 +602,42 @@ def test_a_hugging_face_folders_tokenizer_config_sets_the_case(
             super().__init__(vocab_file, do_lower_case)
 
     monkeypatch.setattr(tokenization, "FullTokenizer", RecordingTokenizer)
-    # A cased folder needs no flag; a flag on the command line still wins.
+    # A cased folder needs no flag; a flag that contradicts it is refused:
+    # an uncased model's capitalised words would be [UNK].
+    if expected is None:
+        with pytest.raises(finetune.FinetuneError, match=(
+                f"--do_lower_case=True contradicts --init_checkpoint={folder}, whose "
+                "tokenizer_config.json says do_lower_case=False: drop the flag")):
+            run_main("--task_name=sst-2", "--do_eval", *flag_args, *case_flag)
+        assert cases == []
+        return
     run_main("--task_name=sst-2", "--do_eval", *flag_args, *case_flag)
     assert cases == [expected]
+    # The folder's record wins over what its vocab looks like.
+    assert "warning" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("vocab", "case_flag", "warning"), [
+    (VOCAB, "--do_lower_case=false", "--do_lower_case=False, but {vocab} has no word piece "
+     "with a capital letter (an uncased vocab): capitalised words will be [UNK]; pass "
+     "--do_lower_case=True"),
+    (OTHER_VOCAB, "--do_lower_case=true", "--do_lower_case=True, but 374 word pieces of "
+     "{vocab} hold capital letters (a cased vocab), which lower-cased text never matches; "
+     "pass --do_lower_case=False"),
+    (VOCAB, "--do_lower_case=true", None)])
+def test_a_casing_that_contradicts_an_unrecorded_vocab_is_a_warning(
+        google_checkpoint, tmp_path, vocab, case_flag, warning):
+    """A checkpoint that records no casing: its vocab tells, in one warning line."""
+    flag_args = [f for f in small_flags(google_checkpoint, copy_task("SST-2", tmp_path),
+                                        tmp_path / "output") if not f.startswith("--vocab")]
+    # --bert_config_file: the checkpoint's config, whatever the vocab's size
+    # (the run stops at the size check, after the casing's).
+    result = run_script("run_classifier.py", "--task_name=SST-2", "--do_eval",
+                        f"--vocab_file={vocab}", case_flag, *flag_args)
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    expected = [] if warning is None else [
+        "run_classifier.py: warning: " + warning.format(vocab=vocab)]
+    assert warnings == expected
 
 
 def _append(path, line):
@@ -645,6 +703,8 @@ def test_an_unknown_label_in_records_names_the_example(run_main, google_checkpoi
         return [glue.InputExample(f"{split}-0", "the king", "the man", "maybe")]
 
     monkeypatch.setattr(glue.records, "read_split", examples)
+    # The file the run records as its training data (its examples come from above).
+    (tmp_path / "train.tsv").write_text("", encoding="utf-8")
     with pytest.raises(glue.GlueDataError,
                        match="example train-0: unknown label 'maybe'; known: 0, 1"):
         run_main("--task_name=MRPC", "--do_train",
@@ -696,3 +756,51 @@ def test_a_rerun_with_other_settings_is_refused_saying_what_differs(
     with pytest.raises(run_dir.RunDirError, match="other model settings"):
         run_main("--task_name=MNLI", "--do_eval",
                  *small_flags(google_checkpoint, copy_task("MNLI", tmp_path), output_dir))
+
+
+def test_another_task_of_the_same_shape_is_refused_and_legitimate_changes_are_not(
+        run_main, google_checkpoint, tmp_path):
+    sst2, cola = copy_task("SST-2", tmp_path), copy_task("CoLA", tmp_path)
+    output_dir = tmp_path / "output"
+
+    def sst2_run(*extra, data_dir=sst2):
+        run_main("--task_name=SST-2", *small_flags(google_checkpoint, data_dir, output_dir),
+                 *extra)
+
+    sst2_run("--do_train")
+    # CoLA has SST-2's two labels, hence its model's shapes: it used to
+    # "resume" the finished SST-2 run and report its numbers as CoLA's.
+    for actions in (["--do_train", "--do_eval"], ["--do_eval"],
+                    [f"--export_dir={tmp_path / 'export'}"]):
+        with pytest.raises(run_dir.RunDirError,
+                           match="other task settings \\(task_name: 'sst-2' there, 'cola' now"):
+            run_main("--task_name=CoLA", *actions,
+                     *small_flags(google_checkpoint, cola, output_dir))
+    assert not (output_dir / "eval_results.txt").exists()
+    assert not (tmp_path / "export").exists()
+    with pytest.raises(run_dir.RunDirError, match="do_lower_case: True there, False now"):
+        sst2_run("--do_eval", "--do_lower_case=false")
+
+    # Allowed: scoring the model on other data, with another batch size and length.
+    other_dev = copy_task("SST-2", tmp_path / "other")
+    with open(other_dev / "dev.tsv", "a", encoding="utf-8") as f:
+        f.write("a new sentence to score . \t1\n")
+    sst2_run("--do_eval", "--eval_batch_size=1", "--max_seq_length=16", data_dir=other_dev)
+    assert read_results(output_dir / "eval_results.txt")["global_step"] == 1
+
+    # Refused: training on with other training data, or records of another length.
+    changed_train = copy_task("SST-2", tmp_path / "changed")
+    with open(changed_train / "train.tsv", "a", encoding="utf-8") as f:
+        f.write("one more training sentence . \t0\n")
+    with pytest.raises(run_dir.RunDirError, match="other training data settings "
+                       f"\\(train_data: {{'{re.escape(str(sst2 / 'train.tsv'))}': '95 bytes, "
+                       "ends [0-9a-f]{16}'} there, .*changed.*127 bytes"):
+        sst2_run("--do_train", data_dir=changed_train)
+    with pytest.raises(run_dir.RunDirError, match="max_seq_length: 32 there, 16 now"):
+        sst2_run("--do_train", "--max_seq_length=16")
+
+    # Allowed: a longer training goes on from the last step; a shorter one is refused.
+    sst2_run("--do_train", "--do_eval", "--num_train_epochs=2")
+    assert read_results(output_dir / "eval_results.txt")["global_step"] == 2
+    with pytest.raises(run_dir.RunDirError, match="num_train_steps: 2 there, 1 now"):
+        sst2_run("--do_train")

@@ -8,6 +8,7 @@ training run predicts entities and the outputs can be compared.
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -114,8 +115,9 @@ def test_predictions_keep_the_input_lines_and_tag_every_word(ner_run):
 
 
 def test_exported_model_finds_the_entities_of_raw_text(ner_run):
-    test = ner_run["test"][:-1]
-    predicted = conll.read_conll(str(ner_run["output"] / "test_predictions.txt"))[:-1]
+    # The long sentence too: the export cuts it into run_ner.py's windows.
+    test = ner_run["test"]
+    predicted = conll.read_conll(str(ner_run["output"] / "test_predictions.txt"))
     model = tf.saved_model.load(str(ner_run["export"]))
     texts = [" ".join(words) for words in test]
     out = model.signatures["serving_default"](text=tf.constant(texts))
@@ -155,6 +157,41 @@ def test_predict_entities_prints_one_escaped_line_per_entity(ner_run):
     assert from_stdin.stdout == result.stdout
     assert ("predict_entities.py: warning: <stdin>: 1 line with an empty text, the first "
             "line 3" in from_stdin.stderr)
+
+
+def test_predict_entities_reads_a_line_of_any_length_as_run_ner_does(ner_run, tmp_path):
+    # 2,000 words, about 8,000 characters: one window of 14 pieces holds 14.
+    words = ["he", "was", "in", "his", "first"] * 400
+    text = " ".join(words)
+    result = run_script("predict_entities.py", f"--export_dir={ner_run['export']}", text)
+    assert result.returncode == 0, result.stderr[-2000:]
+    served = [(kind, int(start), int(end)) for _, kind, start, end, _, _ in
+              (line.split("\t") for line in result.stdout.splitlines())]
+    # run_ner.py --do_predict on the same sentence, in a copy of the run's folder.
+    output_dir = shutil.copytree(ner_run["output"], tmp_path / "output")
+    _write(tmp_path / "long.txt", [words], "words")
+    predicted = run_script(
+        "run_ner.py", f"--data_dir={ner_run['data_dir']}", f"--vocab_file={VOCAB}",
+        f"--init_checkpoint={output_dir}", f"--output_dir={output_dir}", "--do_predict",
+        f"--predict_file={tmp_path / 'long.txt'}", "--max_seq_length=16", "--window_stride=5",
+        "--predict_batch_size=64", "--jit_compile=false")
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    (sentence,) = conll.read_conll(str(output_dir / "long_predictions.txt"))
+    expected = []
+    for entity_type, start, end in conll.entity_spans(list(sentence.tags)):
+        begin = len(" ".join(words[:start])) + (1 if start else 0)
+        expected.append((entity_type, begin, begin + len(" ".join(words[start:end]))))
+    assert served == expected
+    # Entities to the line's end, not only in its first window.
+    assert max(start for _, start, _ in served) > len(text) - 100
+
+
+def test_predict_text_refuses_a_tagger_export_naming_the_right_tool(ner_run):
+    result = run_script("predict_text.py", f"--export_dir={ner_run['export']}", "he and the")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"predict_text.py: error: {ner_run['export']} holds a TaggingTask model, not a "
+        "ClassificationTask one: use predict_entities.py")
 
 
 @pytest.mark.parametrize("case", ["no tag", "unknown tag"])

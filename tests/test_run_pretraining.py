@@ -286,6 +286,55 @@ def test_kill_9_mid_run_then_the_same_command_resumes(tmp_path, synthetic):
     assert after == [(step, uninterrupted[step]) for step, _ in after]
 
 
+@pytest.mark.parametrize(("signal_number", "cause"), [(signal.SIGINT, "Ctrl-C"),
+                                                      (signal.SIGTERM, "SIGTERM")])
+def test_an_interrupt_ends_in_one_line_that_says_how_to_resume(tmp_path, synthetic,
+                                                               signal_number, cause):
+    output_dir = tmp_path / "out"
+    command = _command(*_synthetic_flags(synthetic, str(output_dir), num_train_steps=100000,
+                                         iterations_per_loop=1))
+    process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        # The state file names a checkpoint only once it is complete.
+        for line in process.stderr:
+            if (output_dir / "checkpoint").exists() and STEP_LINE.search(line):
+                break
+        process.send_signal(signal_number)
+        stderr = process.communicate(timeout=120)[1]
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 128 + signal_number
+    assert "Traceback" not in stderr
+    last = stderr.strip().splitlines()[-1]
+    latest = tf.train.latest_checkpoint(str(output_dir))
+    match = re.fullmatch(f"run_pretraining.py: interrupted by {cause} at step (\\d+); the last "
+                         f"checkpoint, {re.escape(latest)}, is at step (\\d+): the same command "
+                         "resumes from there", last)
+    assert match, last
+    assert int(match.group(1)) >= int(match.group(2)) == int(latest.rsplit("-", 1)[1]) >= 20
+
+
+def test_training_on_needs_the_same_records_and_may_go_longer(tmp_path, synthetic):
+    output_dir = str(tmp_path / "out")
+    other_records = str(tmp_path / "other.tfrecord")
+    _write_synthetic_records(other_records, 64, seed=1)
+    _ok(run_script(*_synthetic_flags(synthetic, output_dir, num_train_steps=2)))
+    refused = run_script(*_synthetic_flags(synthetic, output_dir, num_train_steps=4,
+                                           input_file=other_records))
+    assert refused.returncode == 1
+    assert re.search(f"other training data settings \\(input_files: {{'{synthetic['records']}'"
+                     f": '.*'}} there, {{'{other_records}': '.*'}} now\\): give another "
+                     "--output_dir", refused.stderr), refused.stderr[-2000:]
+    assert "Traceback" not in refused.stderr
+    assert tf.train.latest_checkpoint(output_dir).endswith("ckpt-2")
+    # The same records, longer: the run goes on from step 2.
+    longer = _ok(run_script(*_synthetic_flags(synthetic, output_dir, num_train_steps=4)))
+    assert "ckpt-2 at step 2" in longer.stderr
+    assert tf.train.latest_checkpoint(output_dir).endswith("ckpt-4")
+
+
 def test_two_workers_match_one_process(tmp_path, synthetic):
     """MultiWorkerMirroredStrategy over two local processes vs one process, same global batch.
 
