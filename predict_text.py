@@ -14,7 +14,9 @@ logged every few seconds.
 Each line is: the predicted class, the probabilities, the sentence (tabs,
 newlines and control characters in it written as backslash escapes, so that
 they cannot break the line), in input order. An empty sentence is
-classified, with a warning.
+classified, with a warning. A sentence (or pair) longer than the export's
+max_seq_length is cut as training cut it: the first few are warned about
+one by one, and their number at the end.
 """
 
 from absl import flags
@@ -30,20 +32,40 @@ flags.mark_flag_as_required("export_dir")
 FLAGS = flags.FLAGS
 
 
+# Inputs cut to max_seq_length that are warned about one by one; the others
+# are only counted, in the last warning.
+CUTS_SHOWN = 5
+
+
 def main(argv):
     names = ("text_a", "text_b") if FLAGS.pair else ("text_a",)
     texts = text_input.TextInput(argv[1:], FLAGS.input_file, names)
     signature = "pair" if FLAGS.pair else "single"
+    # How a warning names an input: its line, or its place among the arguments.
+    unit = "line" if FLAGS.input_file else ("pair" if FLAGS.pair else "argument")
+    number, cut = 0, []
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export.run_batches(FLAGS.export_dir, signature,
                                                   texts.batches(FLAGS.batch_size),
                                                   "ClassificationTask", names):
             shown = [" ||| ".join(pair) for pair in zip(*inputs.values(), strict=True)]
-            for text, prediction, probabilities in zip(
-                    shown, outputs["predictions"], outputs["probabilities"], strict=True):
+            # Exports from before they said which inputs they cut: none known.
+            truncated = outputs.get("truncated", [False] * len(shown))
+            for text, prediction, probabilities, was_cut in zip(
+                    shown, outputs["predictions"], outputs["probabilities"], truncated,
+                    strict=True):
+                number += 1
                 out.write(f"{prediction}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
                           f"{cli.printable(text)}\n")
+                if was_cut:
+                    cut.append(number)
+                    if len(cut) <= CUTS_SHOWN:
+                        cli.warn(f"{unit} {number} is longer than the export's max_seq_length: "
+                                 "its prediction reads its beginning only, as training did")
             out.flush()
+    if cut:
+        cli.warn(f"{len(cut)} of {number} inputs were cut to the export's max_seq_length, "
+                 f"the first {unit} {cut[0]}")
 
 
 if __name__ == "__main__":

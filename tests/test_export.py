@@ -194,7 +194,8 @@ def test_export_says_which_shapes_it_wrote(exported, tmp_path):
     assert info["max_seq_length"] == SEQ and "XLA" in info["shapes_description"]
     assert info["signatures"]["pair"]["inputs"] == ["text_a", "text_b"]
     assert info["signatures"]["single"]["outputs"] == {"predictions": "int64",
-                                                       "probabilities": "float32"}
+                                                       "probabilities": "float32",
+                                                       "truncated": "bool"}
     static_dir = str(tmp_path / "static")
     export.export_task(static_dir, ClassificationTask(3), encoder, {"classifier": head},
                        VOCAB, True, SEQ, shapes="static")

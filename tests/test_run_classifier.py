@@ -305,6 +305,24 @@ def test_predict_entities_refuses_what_is_not_a_tagger_export(mrpc_run, tmp_path
             f"predict_entities.py: error: {message}")
 
 
+def test_predict_text_says_which_inputs_it_cut_and_counts_them(mrpc_run, tmp_path):
+    # The export's max_seq_length is 32: a pair of 20 words each is cut.
+    long_pair = "\t".join(["the king saw the man " * 4] * 2)
+    lines = ["He said yes.\tHe agreed.", *[long_pair] * 7]
+    input_file = tmp_path / "pairs.tsv"
+    input_file.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    result = run_script("predict_text.py", f"--export_dir={mrpc_run[3]}", "--pair",
+                        f"--input_file={input_file}", "--batch_size=3")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert len(result.stdout.splitlines()) == 8
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert warnings == [
+        *[f"predict_text.py: warning: line {n} is longer than the export's max_seq_length: "
+          "its prediction reads its beginning only, as training did" for n in range(2, 7)],
+        "predict_text.py: warning: 7 of 8 inputs were cut to the export's max_seq_length, "
+        "the first line 2"]
+
+
 def test_predict_text_escapes_what_would_break_its_line(mrpc_run):
     export_dir = mrpc_run[3]
     result = run_script("predict_text.py", f"--export_dir={export_dir}",

@@ -146,7 +146,9 @@ class ClassificationServingModule(tf.Module):
 
     Signatures:
       single: text_a [batch] string -> probabilities [batch, num_labels],
-        predictions [batch] (int64 class ids; for regression: the score).
+        predictions [batch] (int64 class ids; for regression: the score),
+        truncated [batch] bool (the input had more word pieces than fit
+        max_seq_length, and was cut as in training).
       pair: text_a, text_b [batch] strings -> the same.
     """
 
@@ -184,11 +186,15 @@ class ClassificationServingModule(tf.Module):
     def _classify(self, segments):
         """Tokenized segments -> the output dict."""
         logits = self.model(self.packer(*segments))["logits"]
+        # [CLS] and a [SEP] after each segment take places too.
+        pieces = tf.add_n([segment.row_lengths() for segment in segments])
+        truncated = pieces + len(segments) + 1 > self.packer.max_seq_length
         if self.is_regression:
-            return {"probabilities": logits, "predictions": logits[:, 0]}
+            return {"probabilities": logits, "predictions": logits[:, 0],
+                    "truncated": truncated}
         probabilities = tf.nn.softmax(logits, axis=-1)
         return {"probabilities": probabilities,
-                "predictions": tf.argmax(probabilities, axis=-1)}
+                "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a")])
     def single(self, text_a):
