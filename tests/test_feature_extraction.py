@@ -354,7 +354,11 @@ def test_a_cased_hugging_face_folder_keeps_its_case(tiny, tmp_path):
     (tmp_path / "hf" / "tokenizer_config.json").write_text('{"do_lower_case": false}')
     cased = feature_extraction.model_files(folder)
     assert cased.do_lower_case is False
-    assert feature_extraction.model_files(folder, do_lower_case=True).do_lower_case
+    # A flag that contradicts the folder's record is refused: the model was
+    # trained on cased text.
+    with pytest.raises(feature_extraction.ExtractionError,
+                       match="--do_lower_case=True contradicts .* do_lower_case=False"):
+        feature_extraction.model_files(folder, do_lower_case=True)
     line = read_jsonl(run(cased, tmp_path, ["The Fox"]))[0]
     assert [f["token"] for f in line["features"]] == ["[CLS]", "The", "[UNK]", "[SEP]"]
 
