@@ -9,9 +9,14 @@ bench/glue_quality.py fine-tunes each with run_classifier.py, once per seed;
 its JSON lines name the start in "checkpoint" (the folder names bert_tf, hf
 and random).
 
---report reads --out instead and prints, per task and start, the seed
-spread of each dev metric, whether bert_tf's mean lies in the peer's range,
-and by how much it beats the random start.
+--starts picks which of the three to fine-tune, and --bert_tf_name names
+bert_tf's start (e.g. bert_tf_20k for a longer pretraining), so that runs of
+several bert_tf checkpoints can sit beside one peer and one random start.
+
+--report reads --out (one file or several, comma-separated) instead and
+prints, per task and start, the seed spread of each dev metric; for each of
+bert_tf's starts, whether its mean lies in the peer's range and by how much
+it beats the random start.
 
 Example, from the repository root:
   .venv/bin/python bench/pretraining_carryover.py \\
@@ -48,10 +53,12 @@ flags.DEFINE_integer("max_seq_length", 64, "Fine-tuning sequence length.")
 flags.DEFINE_float("learning_rate", 1e-4, "Fine-tuning peak learning rate.")
 flags.DEFINE_float("num_train_epochs", 2.0, "Fine-tuning epochs.")
 flags.DEFINE_string("work_dir", "/tmp/pretraining_carryover", "Converted folders and runs.")
-flags.DEFINE_string("out", None, "Append glue_quality.py's JSON lines here; read by --report.")
+flags.DEFINE_string("out", None, "Append glue_quality.py's JSON lines here; read by --report "
+                    "(several files, comma-separated).")
 flags.DEFINE_bool("report", False, "Print the table from --out; train nothing.")
-
-STARTS = ("bert_tf", "hf", "random")
+flags.DEFINE_list("starts", ["bert_tf", "hf", "random"], "Which starts to fine-tune.")
+flags.DEFINE_string("bert_tf_name", "bert_tf", "The name of bert_tf's start in the JSON lines "
+                    "(its folder's name), e.g. bert_tf_20k for a longer pretraining.")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -72,56 +79,67 @@ def random_folder(like, folder):
     checkpoints.save_hf_folder(folder, encoder)
 
 
-def report(path):
+def report(paths):
     """Prints each task's dev metrics per start: mean [min, max] over seeds, and the verdicts.
 
     Args:
-      path: glue_quality.py's JSON lines of this script's runs.
+      paths: Files of glue_quality.py's JSON lines of this script's runs.
     """
     # {(task, GLUE folder): {start: [dev metrics per seed]}}
     runs = collections.defaultdict(lambda: collections.defaultdict(list))
-    with open(path, encoding="utf-8") as f:
-        for text in f:
-            line = json.loads(text)
-            glue_dir = next(arg.split("=", 1)[1] for arg in line["command"].split()
-                            if arg.startswith("--glue_dir="))
-            runs[line["task"], glue_dir][line["checkpoint"]].append(line["dev"])
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for text in f:
+                line = json.loads(text)
+                glue_dir = next(arg.split("=", 1)[1] for arg in line["command"].split()
+                                if arg.startswith("--glue_dir="))
+                runs[line["task"], glue_dir][line["checkpoint"]].append(line["dev"])
     for (task, glue_dir), by_start in runs.items():
-        print(f"\n{task} from {glue_dir}; mean [min, max] over "
-              f"{'/'.join(str(len(by_start[s])) for s in STARTS)} seeds (bert_tf/hf/random)")
-        print("| metric | " + " | ".join(STARTS)
-              + " | bert_tf's mean in the peer's range | bert_tf - random (means) |")
+        print(f"\n{task} from {glue_dir}; mean [min, max] over seeds")
+        print("| start | seeds | metric | mean [min, max] | mean in the peer's range | "
+              "mean - random's |")
         print("|---|---|---|---|---|---|")
-        for metric in by_start["bert_tf"][0]:
-            cells, spreads = [], {}
-            for start in STARTS:
-                values = [dev[metric] for dev in by_start[start]]
-                spreads[start] = (min(values), statistics.mean(values), max(values))
-                cells.append("{1:.4f} [{0:.4f}, {2:.4f}]".format(*spreads[start]))
-            within = spreads["hf"][0] <= spreads["bert_tf"][1] <= spreads["hf"][2]
-            print(f"| {metric} | " + " | ".join(cells) + f" | {'yes' if within else 'no'} | "
-                  f"{spreads['bert_tf'][1] - spreads['random'][1]:+.4f} |")
+        spreads = {start: {metric: (min(v), statistics.mean(v), max(v)) for metric, v in (
+                   (metric, [dev[metric] for dev in devs]) for metric in devs[0])}
+                   for start, devs in by_start.items()}
+        for start, devs in by_start.items():
+            for metric, (low, mean, high) in spreads[start].items():
+                within = verdict = ""
+                if start.startswith("bert_tf") and "hf" in spreads:
+                    peer = spreads["hf"][metric]
+                    within = "yes" if peer[0] <= mean <= peer[2] else "no"
+                if start.startswith("bert_tf") and "random" in spreads:
+                    verdict = f"{mean - spreads['random'][metric][1]:+.4f}"
+                print(f"| {start} | {len(devs)} | {metric} | {mean:.4f} [{low:.4f}, {high:.4f}] "
+                      f"| {within} | {verdict} |")
 
 
 def main(argv):
     del argv
     if FLAGS.report:
-        report(FLAGS.out)
+        report(FLAGS.out.split(","))
         return
-    for name in ("bert_tf", "hf", "glue_dir"):
+    needed = ["glue_dir"] + [start for start in ("bert_tf", "hf") if start in FLAGS.starts]
+    if "random" in FLAGS.starts and "bert_tf" not in needed:
+        needed.append("bert_tf")  # The random start takes bert_tf's shape.
+    for name in needed:
         if not FLAGS[name].value:
-            raise app.UsageError(f"--{name} is required to fine-tune")
+            raise app.UsageError(f"--{name} is required to fine-tune {', '.join(FLAGS.starts)}")
     vocab_file = FLAGS.vocab_file or minilm.vocab_file()
     # Named <start>/model, because glue_quality.py reports a checkpoint by its
     # parent folder's name.
-    folders = {name: os.path.join(FLAGS.work_dir, name, "model")
-               for name in ("bert_tf", "hf", "random")}
-    convert(FLAGS.bert_tf, folders["bert_tf"])
-    convert(FLAGS.hf, folders["hf"])
-    random_folder(folders["bert_tf"], folders["random"])
+    names = {"bert_tf": FLAGS.bert_tf_name, "hf": "hf", "random": "random"}
+    folders = {start: os.path.join(FLAGS.work_dir, names[start], "model")
+               for start in FLAGS.starts}
+    if "bert_tf" in folders:
+        convert(FLAGS.bert_tf, folders["bert_tf"])
+    if "hf" in folders:
+        convert(FLAGS.hf, folders["hf"])
+    if "random" in folders:
+        random_folder(FLAGS.bert_tf, folders["random"])
     for folder in folders.values():
         shutil.copy(vocab_file, os.path.join(folder, "vocab.txt"))
-    for name, folder in folders.items():
+    for start, folder in folders.items():
         subprocess.run(
             [sys.executable, os.path.join(HERE, "glue_quality.py"),
              f"--glue_dir={FLAGS.glue_dir}", f"--tasks={FLAGS.task}",
@@ -130,7 +148,7 @@ def main(argv):
              "--dynamic_padding", "--group_by_length", "--mixed_precision=float32",
              f"--learning_rate={FLAGS.learning_rate}",
              f"--num_train_epochs={FLAGS.num_train_epochs}",
-             f"--work_dir={os.path.join(FLAGS.work_dir, name, 'runs')}",
+             f"--work_dir={os.path.join(FLAGS.work_dir, names[start], 'runs')}",
              *([f"--out={os.path.abspath(FLAGS.out)}"] if FLAGS.out else [])],
             check=True)
 
