@@ -134,7 +134,7 @@ class TextInput:
         if empty:
             count = "1 line" if empty == 1 else f"{empty} lines"
             cli.warn(f"{self._file_name()}: {count} with an empty text, the first line "
-                  f"{first_empty}; their predictions reflect no text")
+                     f"{first_empty}; their predictions reflect no text")
 
     def _columns(self, inputs):
         """{name: list of str} from a list of inputs, each a tuple of len(names) texts."""
