@@ -135,7 +135,7 @@ def fingerprints(paths):
     Returns:
       {path: fingerprint}, local paths made absolute.
     """
-    return {(path if not _is_local(path) else os.path.abspath(path)): file_fingerprint(path)
+    return {(os.path.abspath(path) if _is_local(path) else path): file_fingerprint(path)
             for path in paths}
 
 
