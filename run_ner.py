@@ -55,7 +55,7 @@ def main(_):
     finetune.check_actions(FLAGS)
     if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
-    stride = FLAGS.window_stride or max((FLAGS.max_seq_length - 2) // 2, 1)
+    stride = FLAGS.window_stride or conll.default_window_stride(FLAGS.max_seq_length)
     if not 0 < stride <= FLAGS.max_seq_length - 2:
         raise ValueError(f"--window_stride={stride} must be in 1.."
                          f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")

@@ -667,9 +667,11 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
     settings = _read_json(_beside(input_path, HF_SETTINGS_FILE)) or {}
     is_folder = output_format == "hf"
     folder = output_path if is_folder else os.path.dirname(os.path.abspath(output_path))
-    prefix = "" if is_folder else os.path.basename(output_path)
+    prefix = None if is_folder else os.path.basename(output_path)
+    # What makes the output look complete moves in last.
+    last = ("config.json",) if is_folder else (f"{prefix}.index",)
     try:
-        with io_utils.atomic_files(folder, last=("config.json", f"{prefix}.index")) as staging:
+        with io_utils.atomic_files(folder, last) as staging:
             if is_folder:
                 save_hf_folder(staging, encoder, heads, settings.get("config"))
             else:
@@ -680,7 +682,6 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
             if is_folder:
                 _write_hf_tokenizer_files(input_path, staging, settings.get("do_lower_case"))
     except _WRITE_ERRORS as e:
-        message = " ".join(str(e).split()) or type(e).__name__
-        raise CheckpointError(f"cannot write {output_path}: {message}") from None
+        raise CheckpointError(f"cannot write {output_path}: {e}") from None
     logging.info("Wrote %s checkpoint %s", output_format, output_path)
     return report

@@ -67,6 +67,18 @@ def word_pieces(tokenizer, words, max_pieces_per_word):
     return pieces, first_piece
 
 
+def default_window_stride(max_seq_length):
+    """Pieces between a long sentence's windows when none is given: half a window.
+
+    Args:
+      max_seq_length: Tokens per record, [CLS] and [SEP] included.
+
+    Returns:
+      An int, at least 1.
+    """
+    return max((max_seq_length - 2) // 2, 1)
+
+
 def windows(num_pieces, first_piece, window_size, stride):
     """Cuts a sentence's pieces into windows; assigns each word to one of them.
 

@@ -77,7 +77,7 @@ class TaggingTask(Task):
         """
         self.label_list = list(label_list)
         self.max_seq_length = max_seq_length
-        self.window_stride = window_stride or max((max_seq_length - 2) // 2, 1)
+        self.window_stride = window_stride or conll.default_window_stride(max_seq_length)
 
     def hf_config(self):
         """BertForTokenClassification, with the tags as its labels."""
@@ -301,6 +301,12 @@ class TaggingServingModule(tf.Module):
                                        tf.gather(self.tag_begins, tag_ids), scores)
 
 
+def _num_windows(num_pieces, window_size, stride):
+    """How many windows conll.windows cuts each sentence into: the first, then one
+    per stride until a window reaches the sentence's end."""
+    return 1 + (tf.maximum(num_pieces - window_size, 0) + stride - 1) // stride
+
+
 def sentence_windows(num_pieces, window_size, stride):
     """The windows of each sentence, as conll.windows cuts them, for a batch at once.
 
@@ -317,8 +323,7 @@ def sentence_windows(num_pieces, window_size, stride):
       batch) a window belongs to and its pieces [start, end); a sentence's
       windows are consecutive.
     """
-    beyond_first = tf.maximum(num_pieces - window_size, 0)
-    num_windows = 1 + (beyond_first + stride - 1) // stride
+    num_windows = _num_windows(num_pieces, window_size, stride)
     sentence = tf.repeat(tf.range(tf.size(num_pieces, out_type=tf.int64)), num_windows)
     start = tf.ragged.range(num_windows).flat_values * stride
     end = tf.minimum(start + window_size, tf.gather(num_pieces, sentence))
@@ -342,7 +347,7 @@ def scoring_window(piece, num_pieces, window_size, stride):
     Returns:
       int64 [words]: the window's index among its sentence's windows.
     """
-    num_windows = 1 + (tf.maximum(num_pieces - window_size, 0) + stride - 1) // stride
+    num_windows = _num_windows(num_pieces, window_size, stride)
     candidates = -(-window_size // stride)
     # [words, candidates]: the windows that may hold the piece, earliest first.
     last = tf.minimum(piece // stride, num_windows - 1)
