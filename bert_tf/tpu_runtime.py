@@ -22,6 +22,12 @@ What it does depends on the machine:
   the GPUs.
 - **Anything else** (the ordinary `tensorflow` build): nothing is set.
 
+A TPU is also visible on the PCI bus (Google's vendor id and a TPU device id
+under /sys/bus/pci/devices), as JAX finds it. TensorFlow reaches a chip only
+through its device file, so that file decides; when the PCI bus shows a TPU
+whose device files are hidden (a container that does not pass them through),
+the status says so instead of reporting a machine without a TPU.
+
 A variable that is already set is never changed, so a user's own settings
 win. status() says what was done, in words, for the strategy's log line and
 its errors.
@@ -35,20 +41,74 @@ import sys
 
 # The TPU build of TensorFlow, and the library that drives the chips.
 TPU_BUILD = "tensorflow-tpu"
+# Google's PCI vendor id, and the device ids of its TPU chips, as JAX lists them
+# (jax/_src/hardware_utils.py). The vendor id alone is not enough: Google's virtual network
+# cards and disks carry it too, on every Google Cloud VM, Colab's CPU runtimes included.
+GOOGLE_PCI_VENDOR = "0x1ae0"
+TPU_PCI_DEVICES = {"0x0027": "v2 or v3", "0x0056": "plc", "0x005e": "v4", "0x0062": "v5p",
+                   "0x0063": "v5e", "0x006f": "v6e", "0x0076": "7x"}
 INSTALL_HINT = ("install the TPU build with bash install_tpu.sh (tensorflow-tpu 2.20 and "
                 "its libtpu; README.md, section TPU)")
 
 _status = None
 
 
-def tpu_chips():
+def tpu_chips(root="/"):
     """The TPU chips this machine has, as device files.
+
+    Args:
+      root: The file system's root; tests pass a fake tree.
 
     Returns:
       A sorted list of paths: /dev/accel<n> (TPU v4, v5p) and /dev/vfio/<n>
       (v5e, v6e); empty on a machine without TPUs.
     """
-    return sorted(glob.glob("/dev/accel[0-9]*") + glob.glob("/dev/vfio/[0-9]*"))
+    dev = os.path.join(root, "dev")
+    return sorted(glob.glob(os.path.join(dev, "accel[0-9]*"))
+                  + glob.glob(os.path.join(dev, "vfio", "[0-9]*")))
+
+
+def tpu_pci_devices(root="/"):
+    """The TPU chips on this machine's PCI bus, whether or not their device files are visible.
+
+    Args:
+      root: The file system's root; tests pass a fake tree.
+
+    Returns:
+      A sorted list of (PCI address, TPU generation) pairs, e.g.
+      [("0000:00:04.0", "v5e")], empty without TPUs; None where the PCI bus
+      cannot be read (no /sys/bus/pci/devices, as in some containers).
+    """
+    devices = glob.glob(os.path.join(root, "sys", "bus", "pci", "devices", "*"))
+    if not devices:
+        return None
+    found = []
+    for device in devices:
+        try:
+            with open(os.path.join(device, "vendor"), encoding="ascii") as f:
+                vendor = f.read().strip()
+            with open(os.path.join(device, "device"), encoding="ascii") as f:
+                device_id = f.read().strip()
+        except OSError:
+            continue
+        if vendor == GOOGLE_PCI_VENDOR and device_id in TPU_PCI_DEVICES:
+            found.append((os.path.basename(device), TPU_PCI_DEVICES[device_id]))
+    return sorted(found)
+
+
+def hidden_tpu_note(chips, pci_devices):
+    """A sentence when the PCI bus shows TPU chips whose device files are not visible, else "".
+
+    Args:
+      chips: tpu_chips()'s list.
+      pci_devices: tpu_pci_devices()'s list, or None.
+    """
+    if chips or not pci_devices:
+        return ""
+    listed = ", ".join(f"{address} ({generation})" for address, generation in pci_devices)
+    return (f"the PCI bus shows {len(pci_devices)} TPU chip(s) ({listed}), but their device "
+            "files (/dev/accel*, /dev/vfio/*) are not visible here, so TensorFlow cannot reach "
+            "them: run where the chips are passed through (e.g. docker run --privileged)")
 
 
 def tpu_build_version():
@@ -88,8 +148,13 @@ def configure(environ=None):
         status = f"{TPU_BUILD} is not installed"
     elif not chips:
         env.setdefault("TPU_LOAD_LIBRARY", "0")
-        status = (f"{TPU_BUILD} {version} is installed, but this machine has no TPU chip "
-                  f"(no /dev/accel*, /dev/vfio/*): TPU_LOAD_LIBRARY={env['TPU_LOAD_LIBRARY']}")
+        hidden = hidden_tpu_note(chips, tpu_pci_devices())
+        if hidden:
+            status = f"{TPU_BUILD} {version} is installed; {hidden}"
+        else:
+            status = (f"{TPU_BUILD} {version} is installed, but this machine has no TPU chip "
+                      "(no /dev/accel*, /dev/vfio/*)")
+        status += f": TPU_LOAD_LIBRARY={env['TPU_LOAD_LIBRARY']}"
     elif library is None:
         status = (f"{TPU_BUILD} {version} is installed and {len(chips)} TPU chip(s) are "
                   "attached, but libtpu is not installed")

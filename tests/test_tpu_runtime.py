@@ -23,9 +23,10 @@ def machine(monkeypatch):
     # As in a fresh process: tests in this one imported TensorFlow long ago.
     monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
 
-    def make(version=None, chips=(), library=None):
+    def make(version=None, chips=(), library=None, pci=None):
         monkeypatch.setattr(tpu_runtime, "tpu_build_version", lambda: version)
         monkeypatch.setattr(tpu_runtime, "tpu_chips", lambda: list(chips))
+        monkeypatch.setattr(tpu_runtime, "tpu_pci_devices", lambda: pci)
         monkeypatch.setattr(tpu_runtime, "libtpu_path", lambda: library)
     return make
 
@@ -43,6 +44,16 @@ def test_tpu_build_without_a_chip_skips_libtpu_and_its_metadata_queries(machine)
     status = tpu_runtime.configure(env)
     assert env == {"TPU_LOAD_LIBRARY": "0"}
     assert "no TPU chip" in status and "TPU_LOAD_LIBRARY=0" in status
+
+
+def test_a_tpu_whose_device_files_are_hidden_is_named_not_denied(machine):
+    machine(version="2.20.0", pci=[("0000:00:04.0", "v5e")])
+    env = {}
+    status = tpu_runtime.configure(env)
+    assert env == {"TPU_LOAD_LIBRARY": "0"}
+    assert status.startswith("tensorflow-tpu 2.20.0 is installed; the PCI bus shows 1 TPU "
+                             "chip(s) (0000:00:04.0 (v5e)), but their device files")
+    assert "no TPU chip" not in status
 
 
 def test_a_v5e_vm_gets_pjrt(machine):
