@@ -1,7 +1,8 @@
-"""install_tpu.sh and requirements-tpu.txt: the TPU install, kept in step with setup.py.
+"""requirements-tpu.txt and install.py's TPU pins, kept in step with setup.py.
 
 CI also runs `bash install_tpu.sh --check`, which asks PyPI what the two steps would
 install and fails if the CPU tensorflow is among them; these tests need no network.
+tests/test_install.py tests install.py's decisions.
 """
 
 import importlib.metadata
@@ -31,14 +32,14 @@ def test_every_other_requirement_of_bert_tf_is_in_the_tpu_list():
 
 def test_the_tpu_build_and_libtpu_are_pinned_to_the_versions_checked():
     pins = dict(line.split("==") for line in _tpu_requirements() if "==" in line)
-    assert pins == {"tensorflow-tpu": "2.20.0", "libtpu": "0.0.14"}
-    with open(os.path.join(ROOT, "install_tpu.sh"), encoding="utf-8") as f:
+    assert pins == {"tensorflow-tpu": "2.20.0"}
+    with open(os.path.join(ROOT, "install.py"), encoding="utf-8") as f:
         script = f.read()
-    # Step 2 takes tensorflow-text at the TPU build's version, without its dependencies;
-    # --check expects the same versions.
-    assert '--no-deps "tensorflow-text==2.20.1"' in script
-    assert ('expected = {"tensorflow-tpu": "2.20.0", "libtpu": "0.0.14", '
-            '"tensorflow-text": "2.20.1"}') in script
+    # install.py adds the libtpu, and step 2 takes tensorflow-text at the TPU build's
+    # version, without its dependencies; --check expects the same versions.
+    assert 'LIBTPU_DEFAULT = "0.0.14"' in script
+    assert 'TPU_TENSORFLOW_TEXT = "tensorflow-text==2.20.1"' in script
+    assert 'expected = {"tensorflow-tpu": "2.20.0", "tensorflow-text": "2.20.1"}' in script
 
 
 def test_setup_py_admits_the_tpu_builds_version_and_the_newest():
