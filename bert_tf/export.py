@@ -28,7 +28,8 @@ INFO_FILE = os.path.join("assets.extra", "bert_tf_export.json")
 
 # The command-line tool that serves each task's export; the others are
 # served through their signatures (see each task's serving module).
-SERVING_TOOLS = {"ClassificationTask": "predict_text.py", "TaggingTask": "predict_entities.py"}
+SERVING_TOOLS = {"ClassificationTask": "predict_text.py", "TaggingTask": "predict_entities.py",
+                 "MultipleChoiceTask": "predict_choices.py"}
 
 
 class ExportError(ValueError):
@@ -80,13 +81,16 @@ def read_info(export_dir):
 
 
 def _signature_info(signatures):
-    """{name: {"inputs": [...], "outputs": {name: dtype}}} of the signatures to save."""
+    """{name: {"inputs": [...], "input_shapes": {...}, "outputs": {name: dtype}}} of the
+    signatures to save; an input's unknown dimensions (the batch) are None."""
     described = {}
     for name, function in signatures.items():
         concrete = function.get_concrete_function()
         outputs = concrete.structured_outputs
+        inputs = concrete.structured_input_signature[0]
         described[name] = {
-            "inputs": [spec.name for spec in concrete.structured_input_signature[0]],
+            "inputs": [spec.name for spec in inputs],
+            "input_shapes": {spec.name: spec.shape.as_list() for spec in inputs},
             "outputs": {key: value.dtype.name for key, value in sorted(outputs.items())},
         }
     return described
@@ -168,7 +172,7 @@ def _check_signature(export_dir, model, signature, inputs):
 def run_batches(export_dir, signature, batches, task, input_names):
     """Loads a raw-text SavedModel once and runs one of its signatures on each batch.
 
-    What predict_text.py and predict_entities.py do; they import no
+    What predict_text.py, predict_entities.py and predict_choices.py do; they import no
     TensorFlow themselves, so that bert_tf sets up the TPU runtime first
     (tpu_runtime.py). The model is loaded before the first batch is taken,
     and each batch only once the previous one's outputs have been used, so
@@ -178,7 +182,8 @@ def run_batches(export_dir, signature, batches, task, input_names):
       export_dir: The SavedModel folder.
       signature: The signature's name ("single", "pair", "serving_default").
       batches: An iterable of the signature's inputs: {input name: list of
-        str}, the lists of one batch the same length.
+        str}, the lists of one batch the same length (an input of more
+        dimensions, such as multiple choice's endings, a list of lists).
       task: The task class's name the caller serves (check_task).
       input_names: The signature's inputs that the batches give.
 

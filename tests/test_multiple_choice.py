@@ -19,6 +19,7 @@ from bert_tf import (
     finetune_data,
     input_pipeline,
     io_utils,
+    swag,
     tfrecord,
     training,
 )
@@ -105,8 +106,9 @@ class GeneratedQuestions(finetune_data.FinetuneData):
         return {"train_questions": self.sizes["train"]}
 
     def references(self, split):
-        # MultipleChoiceTask.score() takes the right choices.
-        return [record["label_ids"][0] for record in self.splits[split]]
+        # MultipleChoiceTask.score() takes the right choices, as SWAG's data gives them.
+        return swag.SwagReferences([record["label_ids"][0] for record in self.splits[split]],
+                                   examples=[])
 
 
 def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(tmp_path):

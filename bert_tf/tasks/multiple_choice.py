@@ -1,6 +1,6 @@
-"""Multiple choice (SWAG-style): which of several endings follows the context.
+"""Multiple choice (SWAG): which of several endings follows the context.
 
-A worked example of a family whose records hold several sequences: each
+A family whose records hold several sequences: each
 record is one question with num_choices [CLS] context [SEP] ending [SEP]
 sequences, so its input_ids, input_mask and segment_ids have the leading
 shape (num_choices,) (features.FeatureSpec.leading_shape). The reader gives
@@ -9,12 +9,18 @@ from every choice, and the model scores each choice on its own, as the BERT
 paper scores SWAG: the pooled [CLS] output through one dense unit, a softmax
 over the choices. The head is a ClassifierHead with one output, the layout
 of Hugging Face's BertForMultipleChoice, so no new head type is needed.
+
+Its data is swag.SwagData (run_swag.py); score() and write_outputs() take
+swag.SwagReferences.
 """
+
+import os
 
 import numpy as np
 import tensorflow as tf
 
 from bert_tf import features as feature_contracts
+from bert_tf import serving, swag
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs
 
@@ -81,15 +87,105 @@ class MultipleChoiceTask(Task):
                 "is_real_example": features["is_real_example"][:, 0]}
 
     def score(self, predictions, references):
-        """Accuracy of the most probable choice.
+        """Accuracy of the most probable choice, and the loss.
 
         Args:
           predictions: {"predictions": [examples, choices]} over the real
             examples, in order.
-          references: Their right choices.
+          references: A swag.SwagReferences with their right choices.
 
         Returns:
-          {"eval_accuracy": float}.
+          {"eval_accuracy": float, "eval_loss": float}.
         """
-        chosen = np.asarray(predictions["predictions"]).argmax(-1)
-        return {"eval_accuracy": float(np.mean(chosen == np.asarray(references)))}
+        probabilities = np.asarray(predictions["predictions"], np.float64)
+        labels = np.asarray(references.labels)
+        chosen = probabilities.argmax(-1)
+        right = probabilities[np.arange(len(labels)), labels]
+        return {"eval_accuracy": float(np.mean(chosen == labels)),
+                "eval_loss": float(-np.mean(np.log(np.maximum(right, 1e-30))))}
+
+    def write_outputs(self, predictions, references, output_dir):
+        """predictions.csv: each question's chosen ending and every ending's probability.
+
+        Args:
+          predictions: {"predictions": [examples, choices]}, in input order.
+          references: A swag.SwagReferences with the examples.
+          output_dir: The folder to write it in.
+        """
+        swag.write_predictions(os.path.join(output_dir, swag.PREDICTIONS_FILE),
+                               references.examples, np.asarray(predictions["predictions"]))
+
+    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
+                       shapes="dynamic"):
+        """A MultipleChoiceServingModule with "choose" (also "serving_default")."""
+        module = MultipleChoiceServingModule(encoder, heads[_CLASSIFIER], vocab_file,
+                                             do_lower_case, max_seq_length, self.num_choices,
+                                             shapes)
+        return module, {"choose": module.choose, "serving_default": module.choose}
+
+
+class MultipleChoiceServingModule(tf.Module):
+    """Chooses among raw-text endings: tokenizes in the graph, runs the encoder and the head.
+
+    Each choice is packed as training packed it: [CLS] context [SEP] ending
+    [SEP], the pair cut as run_classifier.py cuts one.
+
+    Signatures:
+      choose: context [batch] string, endings [batch, num_choices] string (for
+        SWAG, each the start of the next sentence and one ending, as
+        swag.second_segments joins them) -> probabilities [batch, num_choices],
+        predictions [batch] (int64, the chosen ending), truncated [batch] bool
+        (some choice had more word pieces than fit max_seq_length, and was
+        cut as in training).
+    """
+
+    def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
+                 num_choices, shapes="dynamic"):
+        """Wraps a trained encoder and head.
+
+        Args:
+          encoder: A BertModel.
+          classifier_head: Its one-output heads.ClassifierHead.
+          vocab_file: The vocab the model was trained with.
+          do_lower_case: As in training.
+          max_seq_length: As in training.
+          num_choices: The endings of each question.
+          shapes: One of serving.SHAPES.
+        """
+        super().__init__(name="bert_multiple_choice")
+        # Imported here, not at the top: text_ops loads tensorflow_text, which
+        # only an export needs (ClassificationServingModule says why).
+        from bert_tf import text_ops
+
+        self.encoder = encoder
+        self.classifier_head = classifier_head
+        self.num_choices = num_choices
+        self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
+        self.packer = text_ops.BertPacker(
+            max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
+        self.model = serving.ServedModel(self._scores, shapes)
+        # The signature's endings have this many columns; the serving function checks it.
+        self.choose = tf.function(
+            self._choose, input_signature=[
+                tf.TensorSpec([None], tf.string, name="context"),
+                tf.TensorSpec([None, num_choices], tf.string, name="endings")])
+
+    def _scores(self, features):
+        """Packed sequences [questions * choices, seq] -> {"logits": [questions * choices, 1]}."""
+        pooled = self.encoder(features, training=False, pooled_only=True)["pooled_output"]
+        return {"logits": self.classifier_head(pooled, training=False)}
+
+    def _choose(self, context, endings):
+        """The "choose" signature; see the class docstring."""
+        # Each question's context once per ending, and the endings flat, both
+        # [questions * choices] in question-major order.
+        contexts = self.tokenizer.tokenize(tf.repeat(context, self.num_choices))
+        flat_endings = self.tokenizer.tokenize(tf.reshape(endings, [-1]))
+        logits = self.model(self.packer(contexts, flat_endings))["logits"]
+        probabilities = tf.nn.softmax(tf.reshape(logits, [-1, self.num_choices]), axis=-1)
+        # [CLS] and two [SEP]s take places too.
+        pieces = contexts.row_lengths() + flat_endings.row_lengths() + 3
+        truncated = tf.reduce_any(
+            tf.reshape(pieces > self.packer.max_seq_length, [-1, self.num_choices]), axis=-1)
+        return {"probabilities": probabilities,
+                "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}

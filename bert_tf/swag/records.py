@@ -1,0 +1,137 @@
+"""SWAG examples -> multiple-choice records, SwagData for finetune.run, and the predictions file.
+
+Each question becomes one record of features.multiple_choice_features: one
+[CLS] context [SEP] start + ending [SEP] sequence per ending, each packed and
+truncated as run_classifier.py packs a pair (tokenization.pack_ids).
+"""
+
+import csv
+import dataclasses
+import os
+
+from bert_tf import finetune_data, io_utils, run_dir, tokenization
+from bert_tf.swag.reading import read_examples, second_segments
+
+# SWAG's file names; the splits are finetune.run's.
+SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
+PREDICTIONS_FILE = "predictions.csv"
+
+
+@dataclasses.dataclass
+class SwagReferences:
+    """What MultipleChoiceTask.score() and write_outputs() take besides the predictions.
+
+    Attributes:
+      labels: The right endings' numbers, for score(); None for a test set.
+      examples: The SwagExamples, in prediction order, for write_outputs().
+    """
+
+    labels: list | None
+    examples: list
+
+
+def convert_example(example, tokenizer, max_seq_length):
+    """Tokenizes and packs one question's sequences.
+
+    Args:
+      example: A SwagExample.
+      tokenizer: A tokenization.FullTokenizer.
+      max_seq_length: Tokens per sequence.
+
+    Returns:
+      A record: input_ids, input_mask, segment_ids ([choices][seq] lists),
+      label_ids (0 without a label) and is_real_example (1).
+    """
+    context = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(example.context))
+    sequences = [
+        tokenization.pack_ids(context, tokenizer.convert_tokens_to_ids(tokenizer.tokenize(text)),
+                              max_seq_length=max_seq_length, cls_id=tokenizer.vocab["[CLS]"],
+                              sep_id=tokenizer.vocab["[SEP]"])
+        for text in second_segments(example)]
+    record = {name: [sequence[name] for sequence in sequences]
+              for name in ("input_ids", "input_mask", "segment_ids")}
+    record["label_ids"] = example.label or 0
+    record["is_real_example"] = 1
+    return record
+
+
+def write_predictions(path, examples, probabilities):
+    """Writes the chosen ending of each question, with every ending's probability.
+
+    A CSV file, written only once complete: id (the row's index), the chosen
+    ending's number and text, and probability0 .. probability<n-1>, in input
+    order.
+
+    Args:
+      path: The output file.
+      examples: The SwagExamples predicted.
+      probabilities: float [examples, choices], in the same order.
+    """
+    num_choices = len(examples[0].endings) if examples else 0
+    with io_utils.atomic_write(path, "w") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(["id", "prediction", "ending",
+                         *(f"probability{i}" for i in range(num_choices))])
+        for example, row in zip(examples, probabilities, strict=True):
+            chosen = int(row.argmax())
+            writer.writerow([example.example_id, chosen, example.endings[chosen],
+                             *(f"{p:.6f}" for p in row)])
+
+
+class SwagData(finetune_data.FinetuneData):
+    """SWAG's splits (train.csv, val.csv, test.csv in one folder), for run_swag.py."""
+
+    def __init__(self, data_dir, tokenizer, max_seq_length, num_choices):
+        """Describes the data; nothing is read before read().
+
+        Args:
+          data_dir: The folder of SWAG's CSV files.
+          tokenizer: The model's tokenization.FullTokenizer.
+          max_seq_length: Tokens per sequence.
+          num_choices: Endings per question.
+        """
+        self.data_dir = data_dir
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.num_choices = num_choices
+        self.examples = {}
+
+    def path(self, split):
+        """The CSV file of a split."""
+        return os.path.join(self.data_dir, SPLIT_FILES[split])
+
+    def read(self, splits):
+        """Reads and checks the splits not read yet (see swag.read_examples for the errors)."""
+        for split in splits:
+            if split not in self.examples:
+                self.examples[split] = read_examples(self.path(split), self.num_choices,
+                                                     labelled=split != "test")
+
+    def num_train_examples(self):
+        """The training questions."""
+        return len(self.examples[self.train_split])
+
+    def describe(self, split):
+        """"20006 questions"."""
+        return f"{len(self.examples[split])} questions"
+
+    def records(self, split, is_training):
+        """The questions' records (convert_example's)."""
+        del is_training  # The same records train and predict.
+        return [convert_example(example, self.tokenizer, self.max_seq_length)
+                for example in self.examples[split]]
+
+    def references(self, split):
+        """A SwagReferences; without labels for the test split."""
+        examples = self.examples[split]
+        labels = None if split == "test" else [example.label for example in examples]
+        return SwagReferences(labels, examples)
+
+    def task_settings(self):
+        """The dataset and its number of endings."""
+        return {"task_name": "swag", "num_choices": self.num_choices}
+
+    def training_settings(self):
+        """The training file and the records' length."""
+        return {"train_data": run_dir.fingerprints([self.path(self.train_split)]),
+                "max_seq_length": self.max_seq_length}

@@ -1,0 +1,48 @@
+"""Chooses the ending of each question of a SWAG-layout CSV file with a SavedModel that
+run_swag.py --export_dir wrote.
+
+  python predict_choices.py --export_dir=/tmp/swag_model --input_file=$SWAG_DIR/test.csv \\
+    --output_file=predictions.csv
+
+The file is read as run_swag.py reads it (a header naming sent1, sent2 and
+ending0, ending1, ...; a label column is not read), checked whole before the
+model is loaded, and each question's choices are packed as training packed
+them (swag.second_segments). The output is run_swag.py's predictions.csv: id,
+the chosen ending's number and text, and every ending's probability, in input
+order, written only once complete. The model is run --batch_size questions at
+a time.
+"""
+
+from absl import flags
+
+from bert_tf import cli, export, swag
+
+flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
+flags.DEFINE_string("input_file", None, "A CSV file in SWAG's layout.")
+flags.DEFINE_string("output_file", None, "Where predictions.csv's lines go.")
+flags.DEFINE_integer("batch_size", 32, "Questions per run of the model.", lower_bound=1)
+flags.mark_flags_as_required(["export_dir", "input_file", "output_file"])
+FLAGS = flags.FLAGS
+
+SIGNATURE = "choose"
+
+
+def main(_):
+    export.check_task(FLAGS.export_dir, "MultipleChoiceTask")
+    shapes = (export.read_info(FLAGS.export_dir) or {}).get("signatures", {}).get(
+        SIGNATURE, {}).get("input_shapes", {})
+    num_choices = shapes.get("endings", [None, 4])[1]
+    examples = swag.read_examples(FLAGS.input_file, num_choices, labelled=False)
+    batches = ({"context": [example.context for example in examples[i:i + FLAGS.batch_size]],
+                "endings": [swag.second_segments(example)
+                            for example in examples[i:i + FLAGS.batch_size]]}
+               for i in range(0, len(examples), FLAGS.batch_size))
+    probabilities = []
+    for _, outputs in export.run_batches(FLAGS.export_dir, SIGNATURE, batches,
+                                         "MultipleChoiceTask", ("context", "endings")):
+        probabilities.extend(outputs["probabilities"])
+    swag.write_predictions(FLAGS.output_file, examples, probabilities)
+
+
+if __name__ == "__main__":
+    cli.run(main)

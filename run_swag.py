@@ -1,0 +1,52 @@
+"""Fine-tunes BERT on SWAG (multiple choice): train, evaluate, predict, export.
+
+The same command line as run_classifier.py, on SWAG's CSV files:
+
+  python run_swag.py --do_train=true --do_eval=true --do_predict=true \\
+    --data_dir=$SWAG_DIR --vocab_file=$BERT_BASE_DIR/vocab.txt \\
+    --bert_config_file=$BERT_BASE_DIR/bert_config.json \\
+    --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --max_seq_length=128 \\
+    --train_batch_size=16 --learning_rate=2e-5 --num_train_epochs=3.0 \\
+    --output_dir=/tmp/swag_output/ --export_dir=/tmp/swag_model
+
+--data_dir holds train.csv, val.csv (--do_eval: eval_results.txt with
+eval_accuracy) and test.csv (--do_predict: predictions.csv, each question's
+chosen ending and every ending's probability, in input order). Each question
+is packed as one [CLS] sent1 [SEP] sent2 + ending [SEP] sequence per ending.
+--export_dir writes a SavedModel that takes raw text (a context and its
+endings); predict_choices.py runs it on a file.
+"""
+
+from absl import app, flags
+
+from bert_tf import cli, distribution, finetune, swag, training
+from bert_tf.tasks import MultipleChoiceTask
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("data_dir", None, "Folder with SWAG's train.csv, val.csv and test.csv.")
+flags.DEFINE_integer("num_choices", 4, "Endings per question (SWAG has 4).", lower_bound=2)
+finetune.define_finetune_flags()
+finetune.define_padding_flags()
+training.define_training_flags()
+distribution.define_tpu_flags()
+# Show the shared flags in --help, not only --helpfull.
+flags.adopt_module_key_flags(finetune)
+flags.adopt_module_key_flags(training)
+flags.adopt_module_key_flags(distribution)
+flags.mark_flags_as_required(["output_dir"])
+
+
+def main(_):
+    export_only = finetune.check_actions(FLAGS)
+    if not (FLAGS.data_dir or export_only):
+        raise app.UsageError("Give --data_dir (SWAG's .csv files).")
+    files, strategy = finetune.start(FLAGS)
+    task = MultipleChoiceTask(FLAGS.num_choices, FLAGS.max_seq_length)
+    data = swag.SwagData(FLAGS.data_dir, files.tokenizer(), FLAGS.max_seq_length,
+                         FLAGS.num_choices)
+    finetune.run(task, data, FLAGS, files, strategy)
+
+
+if __name__ == "__main__":
+    cli.run(main)
