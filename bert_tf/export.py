@@ -26,11 +26,6 @@ keras = tf.keras
 # What an export says about itself: its task, shapes, precision and signatures.
 INFO_FILE = os.path.join("assets.extra", "bert_tf_export.json")
 
-# The command-line tool that serves each task's export; the others are
-# served through their signatures (see each task's serving module).
-SERVING_TOOLS = {"ClassificationTask": "predict_text.py", "TaggingTask": "predict_entities.py",
-                 "MultipleChoiceTask": "predict_choices.py"}
-
 
 class ExportError(ValueError):
     """A folder that is not the export a tool needs; the message says what to use."""
@@ -124,7 +119,8 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
                                              max_seq_length, shapes)
     shapes_line = module.model.describe(max_seq_length)
     logging.info("The export computes in %s, with %s", policy, shapes_line)
-    info = {"task": type(task).__name__, "shapes": shapes, "shapes_description": shapes_line,
+    info = {"task": type(task).__name__, "serving_tool": task.serving_tool,
+            "shapes": shapes, "shapes_description": shapes_line,
             "max_seq_length": max_seq_length, "precision": policy,
             "do_lower_case": do_lower_case, "signatures": _signature_info(signatures)}
     return save_model(export_dir, module, signatures, info)
@@ -144,9 +140,11 @@ def check_task(export_dir, task):
     if not tf.io.gfile.exists(os.path.join(export_dir, "saved_model.pb")):
         raise ExportError(f"{export_dir} is not a SavedModel folder (no saved_model.pb): give "
                           "the folder that a training script's --export_dir wrote")
-    exported = (read_info(export_dir) or {}).get("task")
+    info = read_info(export_dir) or {}
+    exported = info.get("task")
     if exported is not None and exported != task:
-        tool = SERVING_TOOLS.get(exported)
+        # The export names the tool that serves it (Task.serving_tool).
+        tool = info.get("serving_tool")
         advice = (f"use {tool}" if tool else
                   "call its signatures from Python (see its serving module's docstring)")
         raise ExportError(f"{export_dir} holds a {exported} model, not a {task} one: {advice}")

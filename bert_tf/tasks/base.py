@@ -23,7 +23,8 @@ that they need to know nothing task-specific. It declares:
                     pretraining streams; fine-tuning scores through
                     predictions() and score());
   serving_module()  a tf.Module with raw-text signatures, for export.py
-                    (optional: pretraining has none).
+                    (optional: pretraining has none), and serving_tool,
+                    the script that runs it on a file.
 
 Fine-tuning records that pad the last eval or predict batch to full size (a
 TPU needs every batch full) carry is_real_example; a task that reads such
@@ -51,7 +52,15 @@ def encoder_inputs(features):
 
 
 class Task(abc.ABC):
-    """The base class of every task; see the module docstring for the protocol."""
+    """The base class of every task; see the module docstring for the protocol.
+
+    Attributes:
+      serving_tool: The script that runs this task's raw-text export on a file
+        (e.g. "predict_text.py"), which the export records so that a tool given
+        another task's export can name the right one; None without one.
+    """
+
+    serving_tool = None
 
     @abc.abstractmethod
     def feature_specs(self):

@@ -23,6 +23,8 @@ class ClassificationTask(Task):
     (0 for the padding examples that make the last eval batch full).
     """
 
+    serving_tool = "predict_text.py"
+
     def __init__(self, num_labels, is_regression=False, glue_task=None, sentence_pairs=False,
                  max_seq_length=128, label_list=None):
         """Describes the task.

@@ -35,6 +35,8 @@ class MultipleChoiceTask(Task):
     Features: features.multiple_choice_features'.
     """
 
+    serving_tool = "predict_choices.py"
+
     def __init__(self, num_choices, max_seq_length=128):
         """Describes the task.
 

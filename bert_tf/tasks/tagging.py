@@ -65,6 +65,8 @@ class TaggingTask(Task):
     is_real_example [batch, 1].
     """
 
+    serving_tool = "predict_entities.py"
+
     def __init__(self, label_list, max_seq_length=128, window_stride=None):
         """Describes the task.
 
