@@ -31,7 +31,8 @@ Prints one JSON line per seed (--seeds runs several on the same windows):
 impl, seed, exact_match, f1, updates, windows, train_examples_per_s,
 train_seconds, the mean loss of each 50 updates, details, and where it ran
 (bench/machine.py's describe(), standard library only; --out appends the
-lines to a file too). --output_logits
+lines to a file too). --predictions_out writes the predicted texts in
+run_squad.py's predictions.json layout, for bench/squad_articles.py. --output_logits
 writes every dev window's start and end logits with the window's token offsets
 (npz), so that another post-processing can score the same model. --device=cuda
 trains on a GPU, still in float32 (TF32 is turned off).
@@ -328,6 +329,10 @@ def main():
     parser.add_argument("--device", default="cpu", help="torch device, e.g. cpu or cuda")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--output_logits", default=None)
+    parser.add_argument("--predictions_out", default=None,
+                        help="write each question's predicted text as run_squad.py's "
+                        "predictions.json (question id to text); with --seeds, {seed} in "
+                        "the path is replaced by the seed")
     parser.add_argument("--save_model", default=None,
                         help="save the fine-tuned model (save_pretrained) to this folder")
     parser.add_argument("--dev_windows_out", default=None,
@@ -367,6 +372,9 @@ def main():
         answers = best_answers(predict_questions, owner, dev["offset_mapping"], start_logits,
                                end_logits, args.n_best_size, args.max_answer_length)
         exact_match, f1_score = score(predict_questions, answers)
+        if args.predictions_out:
+            with open(args.predictions_out.format(seed=seed), "w", encoding="utf-8") as f:
+                json.dump(answers, f, indent=2)
         if args.output_logits:
             np.savez(args.output_logits, start_logits=start_logits, end_logits=end_logits,
                      owner=np.array(owner), input_ids=np.array(dev["input_ids"]))

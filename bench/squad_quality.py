@@ -38,6 +38,9 @@ flags.DEFINE_string("train_file", os.path.join(SHARED, "train-v2.0-first10.json"
                     "SQuAD json to train on (its answerable questions).")
 flags.DEFINE_string("predict_file", os.path.join(SHARED, "dev-v2.0-first2.json"),
                     "SQuAD json to score on (its answerable questions).")
+flags.DEFINE_list("skip_articles", [], "Titles of --predict_file's articles to leave out, "
+                  "e.g. Normans,Computational_complexity_theory (the shared dev split's two) "
+                  "when scoring on the full v1.1 dev set.")
 flags.DEFINE_list("seeds", ["1"], "Seeds; one run of each implementation per seed.")
 flags.DEFINE_list("impls", ["bert_tf", "hf"], "Which implementations to run.")
 flags.DEFINE_string("work_dir", "/tmp/squad_quality", "Scratch folder.")
@@ -90,23 +93,26 @@ def run_bert_tf(seed, train_file, predict_file):
             "f1": round(results["f1"], 2), "updates": int(results["global_step"]),
             "train_examples_per_s": round(sorted(rates)[len(rates) // 2], 2) if rates else None,
             "wall_seconds": round(time.time() - start, 1),
-            "details": {"flags": FLAGS.bert_tf_flags, "output_dir": output_dir}}
+            "details": {"flags": FLAGS.bert_tf_flags, "output_dir": output_dir,
+                        "predictions": os.path.join(output_dir, "predictions.json")}}
 
 
 def run_hf(seed, train_file, predict_file):
+    predictions = os.path.join(FLAGS.work_dir, f"hf_seed{seed}_{int(time.time())}.json")
     command = [FLAGS.hf_python, os.path.join(HERE, "hf_squad_finetune.py"),
                f"--train_file={train_file}", f"--predict_file={predict_file}",
                f"--model_dir={model_dir()}", f"--max_seq_length={RECIPE['max_seq_length']}",
                f"--batch_size={RECIPE['batch_size']}",
                f"--learning_rate={RECIPE['learning_rate']}", f"--epochs={FLAGS.epochs}",
                f"--warmup_proportion={RECIPE['warmup']}", f"--seed={seed}",
-               *FLAGS.hf_flags]
+               f"--predictions_out={predictions}", *FLAGS.hf_flags]
     if FLAGS.hf_updates:
         command.append(f"--updates={FLAGS.hf_updates}")
     result = subprocess.run(command, capture_output=True, text=True, check=False)
     if result.returncode:
         raise RuntimeError(f"hf_squad_finetune.py failed:\n{result.stderr[-3000:]}")
     line = json.loads(result.stdout.strip().splitlines()[-1])
+    line["details"]["predictions"] = predictions
     # Where it ran is this script's to say, at the end of the line.
     return {k: v for k, v in line.items() if k not in machine.describe()}
 
@@ -117,7 +123,7 @@ def main(argv):
     train_file = os.path.join(FLAGS.work_dir, "train-v1.1.json")
     predict_file = os.path.join(FLAGS.work_dir, "dev-v1.1.json")
     counts = (answerable_only(FLAGS.train_file, train_file),
-              answerable_only(FLAGS.predict_file, predict_file))
+              answerable_only(FLAGS.predict_file, predict_file, FLAGS.skip_articles))
     for seed in FLAGS.seeds:
         for impl in FLAGS.impls:
             line = {"bert_tf": run_bert_tf, "hf": run_hf}[impl](

@@ -1,0 +1,163 @@
+"""SQuAD predictions scored per article, and the lengths of predicted and gold answers.
+
+Reads one dev file (v1.1 layout: every question answerable) and any number of
+predictions files in run_squad.py's predictions.json layout (question id to
+text; bench/hf_squad_finetune.py --predictions_out writes the same), each
+named, e.g. bert_tf_seed1=/tmp/.../predictions.json. Scores them with the
+official v1.1 rules (exact match and F1 of normalized answers, the best over
+a question's gold answers), overall and per article, and measures answer
+length in normalized words: the mean predicted length, the mean length of the
+gold answer nearest to it (the one that gives the best F1), and how often the
+prediction is longer than every gold answer, contains a gold answer with more
+words around it, or shares no word with any.
+
+Prints one JSON line per predictions file (overall figures, the length
+figures and a per-article dict) and, with --table, a Markdown table of
+per-article F1 with one column per file; --out appends the lines to a file.
+
+  .venv/bin/python bench/squad_articles.py --dev_file=/tmp/squad41/dev-v1.1.json \\
+      --predictions=bert_tf_seed1=/tmp/sq/bert_tf_seed1/predictions.json,hf_seed1=/tmp/sq/hf.json \\
+      --table --out=bench/results/squad_articles-$(date +%F).jsonl
+"""
+
+import collections
+import json
+import re
+import statistics
+import string
+
+import machine
+from absl import app, flags
+
+flags.DEFINE_string("dev_file", None, "SQuAD v1.1 dev json the predictions were made on.")
+flags.DEFINE_list("predictions", [], "name=path of each predictions.json, comma-separated.")
+flags.DEFINE_bool("table", False, "Also print a Markdown table of F1 per article.")
+flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
+FLAGS = flags.FLAGS
+
+PUNCTUATION = set(string.punctuation)
+
+
+def normalize_answer(text):
+    """Lower case, no punctuation, no articles, single spaces (the official v1.1 rules)."""
+    text = "".join(c for c in text.lower() if c not in PUNCTUATION)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def f1_score(prediction_words, gold_words):
+    """The official v1.1 F1 of two normalized word lists."""
+    common = collections.Counter(prediction_words) & collections.Counter(gold_words)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(prediction_words), same / len(gold_words)
+    return 2 * precision * recall / (precision + recall)
+
+
+def read_questions(path):
+    """(article title, question id, gold answer texts) of every question in a v1.1 file."""
+    with open(path, encoding="utf-8") as f:
+        squad = json.load(f)
+    return [(article["title"], qa["id"], [answer["text"] for answer in qa["answers"]])
+            for article in squad["data"]
+            for paragraph in article["paragraphs"]
+            for qa in paragraph["qas"]]
+
+
+def judge(prediction, golds):
+    """One question's figures.
+
+    Args:
+      prediction: The predicted text.
+      golds: The gold answer texts.
+
+    Returns:
+      A dict: exact (0 or 1), f1, predicted and gold (the length in words of the
+      prediction and of its best-matching gold answer), longer (longer than every
+      gold answer), contains (not exact, and a gold answer inside it with more
+      words around it) and disjoint (no word in common with any gold answer).
+    """
+    predicted = normalize_answer(prediction).split()
+    gold_words = [normalize_answer(gold).split() for gold in golds]
+    scores = [f1_score(predicted, words) for words in gold_words]
+    best = max(range(len(golds)), key=lambda i: (scores[i], -len(gold_words[i])))
+    text = " " + " ".join(predicted) + " "
+    exact = any(predicted == words for words in gold_words)
+    return {
+        "exact": float(exact),
+        "f1": scores[best],
+        "predicted": len(predicted),
+        "gold": len(gold_words[best]),
+        "longer": float(all(len(predicted) > len(words) for words in gold_words)),
+        "contains": float(not exact and any(words and len(predicted) > len(words)
+                                            and " " + " ".join(words) + " " in text
+                                            for words in gold_words)),
+        "disjoint": float(max(scores) == 0.0),
+    }
+
+
+def summarize(judgements):
+    """Percent exact match and F1, mean lengths and shares over a list of judge()'s dicts."""
+    def mean(key):
+        return statistics.fmean(j[key] for j in judgements)
+
+    return {"questions": len(judgements), "exact_match": round(100 * mean("exact"), 2),
+            "f1": round(100 * mean("f1"), 2),
+            "mean_predicted_words": round(mean("predicted"), 3),
+            "mean_gold_words": round(mean("gold"), 3),
+            "longer_than_every_gold": round(mean("longer"), 4),
+            "contains_gold_and_more": round(mean("contains"), 4),
+            "no_word_in_common": round(mean("disjoint"), 4)}
+
+
+def score_file(questions, path):
+    """Overall and per-article figures of one predictions file."""
+    with open(path, encoding="utf-8") as f:
+        predictions = json.load(f)
+    missing = [qid for _, qid, _ in questions if qid not in predictions]
+    if missing:
+        raise SystemExit(f"{path}: no prediction for {len(missing)} of the dev file's "
+                         f"questions (e.g. {missing[0]}): was it made on another dev file?")
+    by_article = collections.defaultdict(list)
+    for title, qid, golds in questions:
+        by_article[title].append(judge(predictions[qid], golds))
+    everything = [j for judgements in by_article.values() for j in judgements]
+    return {**summarize(everything),
+            "articles": {title: {"questions": len(judgements),
+                                 "exact_match": summarize(judgements)["exact_match"],
+                                 "f1": summarize(judgements)["f1"]}
+                         for title, judgements in by_article.items()}}
+
+
+def table(lines):
+    """Markdown: one row per article (and overall), F1 of each predictions file."""
+    names = [line["name"] for line in lines]
+    rows = ["| article | questions | " + " | ".join(names) + " |",
+            "|---|---|" + "---|" * len(names)]
+    for title, figures in lines[0]["articles"].items():
+        rows.append(f"| {title} | {figures['questions']} | "
+                    + " | ".join(f"{line['articles'][title]['f1']:.1f}" for line in lines)
+                    + " |")
+    rows.append(f"| all | {lines[0]['questions']} | "
+                + " | ".join(f"{line['f1']:.2f}" for line in lines) + " |")
+    return "\n".join(rows)
+
+
+def main(argv):
+    del argv
+    questions = read_questions(FLAGS.dev_file)
+    lines = []
+    for item in FLAGS.predictions:
+        name, _, path = item.partition("=")
+        line = {"name": name, "predictions": path, "dev_file": FLAGS.dev_file,
+                **score_file(questions, path), **machine.describe()}
+        machine.emit(line, FLAGS.out)
+        lines.append(line)
+    if FLAGS.table and lines:
+        print(table(lines))
+
+
+if __name__ == "__main__":
+    flags.mark_flag_as_required("dev_file")
+    app.run(main)
