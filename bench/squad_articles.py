@@ -22,12 +22,12 @@ per-article F1 with one column per file; --out appends the lines to a file.
 
 import collections
 import json
-import re
 import statistics
-import string
 
 import machine
 from absl import app, flags
+
+from bert_tf.squad.evaluation import normalize_answer
 
 flags.DEFINE_string("dev_file", None, "SQuAD v1.1 dev json the predictions were made on.")
 flags.DEFINE_list("predictions", [], "name=path of each predictions.json, comma-separated.")
@@ -35,18 +35,9 @@ flags.DEFINE_bool("table", False, "Also print a Markdown table of F1 per article
 flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 FLAGS = flags.FLAGS
 
-PUNCTUATION = set(string.punctuation)
-
-
-def normalize_answer(text):
-    """Lower case, no punctuation, no articles, single spaces (the official v1.1 rules)."""
-    text = "".join(c for c in text.lower() if c not in PUNCTUATION)
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
 def f1_score(prediction_words, gold_words):
-    """The official v1.1 F1 of two normalized word lists."""
+    """The official v1.1 F1 of two normalized word lists (no shared word, empty ones
+    included, is 0); on lists, since judge() measures their lengths too."""
     common = collections.Counter(prediction_words) & collections.Counter(gold_words)
     same = sum(common.values())
     if same == 0:
