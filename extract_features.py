@@ -17,11 +17,9 @@ lazily and the output written as it goes, under a temporary name until it is
 complete. See bert_tf/feature_extraction/writers.py for the output layouts.
 """
 
-import sys
-
 from absl import app, flags
 
-from bert_tf import cli, distribution, feature_extraction, precision, xla
+from bert_tf import cli, feature_extraction, precision, script_flags, training
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -57,7 +55,7 @@ flags.DEFINE_enum(
     "multiplies them natively (TPUs, CPUs with bfloat16 matrix units, GPUs), and their "
     "features differ from float32's by up to a few 1e-2; auto picks as training does. The "
     "features are written as float32 whatever it is.")
-xla.define_jit_compile_flag()
+script_flags.define_jit_compile_flag()
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
 flags.DEFINE_enum("output_format", "jsonl", feature_extraction.OUTPUT_FORMATS,
@@ -74,10 +72,9 @@ flags.DEFINE_bool("word_level", False,
 flags.DEFINE_enum("word_pooling", "first", feature_extraction.WORD_POOLINGS,
                   "With --word_level: the word's first piece's vector, or its pieces' mean.")
 flags.DEFINE_integer("log_every_n_examples", 1000, "Log progress every this many examples.")
-distribution.define_tpu_flags()
+script_flags.define_tpu_flags()
 # Show the TPU and XLA flags in --help, not only --helpfull.
-flags.adopt_module_key_flags(distribution)
-flags.adopt_module_key_flags(xla)
+flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["input_file", "output_file", "init_checkpoint"])
 
 FLAGS = flags.FLAGS
@@ -86,25 +83,20 @@ FLAGS = flags.FLAGS
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    strategy = distribution.strategy_from_flags()
-    precision.set_precision_policy(FLAGS.mixed_precision, strategy)
-    try:
-        given_case = FLAGS["do_lower_case"].present
-        files = feature_extraction.model_files(
-            FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
-            FLAGS.do_lower_case if given_case else None, FLAGS.max_seq_length)
-        feature_extraction.extract(
-            files, FLAGS.input_file, FLAGS.output_file, layers=FLAGS.layers,
-            max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size,
-            output_format=FLAGS.output_format, pooling=FLAGS.pooling,
-            word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
-            log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy,
-            jit_compile=xla.parse_jit_compile(FLAGS.jit_compile))
-    except feature_extraction.ExtractionError as e:
-        # One line that names the flag, or the file and line: the usage text
-        # that app.UsageError prints would bury it.
-        sys.exit(f"extract_features.py: error: {e}")
-
+    # No seed: extraction draws nothing at random.
+    strategy = training.prepare(None, script_flags.tpu_config(FLAGS), FLAGS.mixed_precision)
+    # ExtractionError (a ValueError) names the flag, or the file and line:
+    # cli.run prints it as one line.
+    files = feature_extraction.model_files(
+        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
+        script_flags.given(FLAGS, "do_lower_case"), FLAGS.max_seq_length)
+    feature_extraction.extract(
+        files, FLAGS.input_file, FLAGS.output_file, layers=FLAGS.layers,
+        max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size,
+        output_format=FLAGS.output_format, pooling=FLAGS.pooling,
+        word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
+        log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy,
+        jit_compile=script_flags.jit_compile(FLAGS))
 
 if __name__ == "__main__":
     cli.run(main)

@@ -15,7 +15,7 @@ a time.
 
 from absl import flags
 
-from bert_tf import cli, export, swag
+from bert_tf import cli, export_runner, swag
 
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.DEFINE_string("input_file", None, "A CSV file in SWAG's layout.")
@@ -28,8 +28,8 @@ SIGNATURE = "choose"
 
 
 def main(_):
-    export.check_task(FLAGS.export_dir, "MultipleChoiceTask")
-    shapes = (export.read_info(FLAGS.export_dir) or {}).get("signatures", {}).get(
+    export_runner.check_task(FLAGS.export_dir, "MultipleChoiceTask")
+    shapes = (export_runner.read_info(FLAGS.export_dir) or {}).get("signatures", {}).get(
         SIGNATURE, {}).get("input_shapes", {})
     num_choices = shapes.get("endings", [None, 4])[1]
     examples = swag.read_examples(FLAGS.input_file, num_choices, labelled=False)
@@ -38,7 +38,7 @@ def main(_):
                             for example in examples[i:i + FLAGS.batch_size]]}
                for i in range(0, len(examples), FLAGS.batch_size))
     probabilities = []
-    for _, outputs in export.run_batches(FLAGS.export_dir, SIGNATURE, batches,
+    for _, outputs in export_runner.run_batches(FLAGS.export_dir, SIGNATURE, batches,
                                          "MultipleChoiceTask", ("context", "endings")):
         probabilities.extend(outputs["probabilities"])
     swag.write_predictions(FLAGS.output_file, examples, probabilities)

@@ -17,7 +17,7 @@ that a tab or newline in it cannot break the line.
 
 from absl import flags
 
-from bert_tf import cli, export, io_utils, text_input
+from bert_tf import cli, export_runner, io_utils, text_input
 
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 text_input.define_flags()
@@ -30,7 +30,7 @@ def main(argv):
     texts = text_input.TextInput(argv[1:], FLAGS.input_file, names=("text",))
     number = 0
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
-        for inputs, outputs in export.run_batches(FLAGS.export_dir, "serving_default",
+        for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, "serving_default",
                                                   texts.batches(FLAGS.batch_size),
                                                   "TaggingTask", ("text",)):
             for i in range(len(inputs["text"])):

@@ -21,7 +21,7 @@ one by one, and their number at the end.
 
 from absl import flags
 
-from bert_tf import cli, export, io_utils, text_input
+from bert_tf import cli, export_runner, io_utils, text_input
 
 flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.DEFINE_bool("pair", False, "Read the sentences as (text_a, text_b) pairs: two arguments "
@@ -45,7 +45,7 @@ def main(argv):
     unit = "line" if FLAGS.input_file else ("pair" if FLAGS.pair else "argument")
     number, cut = 0, []
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
-        for inputs, outputs in export.run_batches(FLAGS.export_dir, signature,
+        for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, signature,
                                                   texts.batches(FLAGS.batch_size),
                                                   "ClassificationTask", names):
             shown = [" ||| ".join(pair) for pair in zip(*inputs.values(), strict=True)]

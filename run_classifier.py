@@ -18,7 +18,7 @@ SavedModel that takes raw text.
 
 from absl import app, flags
 
-from bert_tf import cli, distribution, finetune, glue, training
+from bert_tf import cli, finetune, glue, script_flags
 from bert_tf.tasks import ClassificationTask
 
 FLAGS = flags.FLAGS
@@ -28,26 +28,25 @@ flags.DEFINE_string(
     "tfds_name", None, "Read the task from TensorFlow Datasets instead, e.g. glue/mrpc.")
 flags.DEFINE_string(
     "task_name", None, f"The task, case-insensitive: {', '.join(sorted(glue.PROCESSORS))}.")
-finetune.define_finetune_flags()
-finetune.define_padding_flags()
-training.define_training_flags()
-distribution.define_tpu_flags()
+script_flags.define_finetune_flags()
+script_flags.define_padding_flags()
+script_flags.define_training_flags()
+script_flags.define_tpu_flags()
 # Show the shared flags in --help, not only --helpfull.
-flags.adopt_module_key_flags(finetune)
-flags.adopt_module_key_flags(training)
-flags.adopt_module_key_flags(distribution)
+flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["task_name", "output_dir"])
 
 
 def main(_):
-    export_only = finetune.check_actions(FLAGS)
+    config = script_flags.finetune_config(FLAGS)
+    export_only = finetune.check_actions(config)
     if not (FLAGS.data_dir or FLAGS.tfds_name or export_only):
         raise app.UsageError("Give --data_dir (GLUE .tsv files) or --tfds_name.")
     processor = glue.get_processor(FLAGS.task_name)
     if FLAGS.tfds_name and glue.get_processor(FLAGS.tfds_name).name != processor.name:
         raise ValueError(f"--tfds_name={FLAGS.tfds_name} is not the task "
                          f"--task_name={FLAGS.task_name}")
-    files, strategy = finetune.start(FLAGS)
+    files, strategy = finetune.start(config)
     task = ClassificationTask(len(processor.get_labels()), processor.is_regression,
                               glue_task=processor.name,
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
@@ -55,7 +54,7 @@ def main(_):
                               label_list=processor.get_labels())
     data = glue.GlueData(processor, files.tokenizer(), FLAGS.max_seq_length, FLAGS.data_dir,
                          FLAGS.tfds_name)
-    finetune.run(task, data, FLAGS, files, strategy)
+    finetune.run(config, task, data, files, strategy)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ SavedModel that finds the entities in raw sentences (see predict_entities.py).
 
 from absl import app, flags
 
-from bert_tf import cli, conll, distribution, finetune, training
+from bert_tf import cli, conll, finetune, script_flags
 from bert_tf.tasks import TaggingTask
 
 FLAGS = flags.FLAGS
@@ -41,31 +41,30 @@ flags.DEFINE_list("labels", None, "The tags, in id order; default: those of trai
 flags.DEFINE_integer("window_stride", None, "Word pieces between the starts of the windows "
                      "of a sentence longer than max_seq_length - 2 pieces; default: half "
                      "of that, so that windows overlap by half.")
-finetune.define_finetune_flags()
-finetune.define_padding_flags()
-training.define_training_flags()
-distribution.define_tpu_flags()
-flags.adopt_module_key_flags(finetune)
-flags.adopt_module_key_flags(training)
-flags.adopt_module_key_flags(distribution)
+script_flags.define_finetune_flags()
+script_flags.define_padding_flags()
+script_flags.define_training_flags()
+script_flags.define_tpu_flags()
+flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
 def main(_):
-    finetune.check_actions(FLAGS)
+    config = script_flags.finetune_config(FLAGS)
+    finetune.check_actions(config)
     if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
     stride = FLAGS.window_stride or conll.default_window_stride(FLAGS.max_seq_length)
     if not 0 < stride <= FLAGS.max_seq_length - 2:
         raise ValueError(f"--window_stride={stride} must be in 1.."
                          f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")
-    files, strategy = finetune.start(FLAGS)
+    files, strategy = finetune.start(config)
     data = conll.ConllData(files.tokenizer(), FLAGS.max_seq_length, stride, FLAGS.data_dir,
                            FLAGS.predict_file, FLAGS.labels, FLAGS.output_dir)
     # The task's tags come from the training file: read before the task.
-    data.read(finetune.splits_to_read(data, FLAGS))
+    data.read(finetune.splits_to_read(data, config))
     task = TaggingTask(data.labels(), FLAGS.max_seq_length, stride)
-    finetune.run(task, data, FLAGS, files, strategy)
+    finetune.run(config, task, data, files, strategy)
 
 
 if __name__ == "__main__":

@@ -17,16 +17,15 @@ Under a TF_CONFIG that lists several workers, start it on each of them.
 import functools
 import os
 
-from absl import flags, logging
+from absl import app, flags, logging
 
 from bert_tf import (
     checkpoints,
     cli,
-    distribution,
     dynamic_masking,
     input_pipeline,
-    precision,
     run_dir,
+    script_flags,
     training,
 )
 from bert_tf.tasks import PretrainingTask
@@ -65,25 +64,19 @@ flags.DEFINE_string(
     "[MASK] and of the word pieces that random replacements draw from.")
 flags.DEFINE_float(
     "masked_lm_prob", 0.15, "With --dynamic_masking: the share of the tokens to mask.")
-training.define_training_flags()
-distribution.define_tpu_flags()
+script_flags.define_training_flags()
+script_flags.define_tpu_flags()
 flags.mark_flags_as_required(["input_file", "output_dir"])
 flags.register_multi_flags_validator(
     ["max_predictions_per_seq", "max_seq_length"],
     lambda f: f["max_predictions_per_seq"] <= f["max_seq_length"],
     "--max_predictions_per_seq cannot exceed --max_seq_length")
 # Show the shared flags in --help too, not only in --helpfull.
-flags.adopt_module_key_flags(training)
-flags.adopt_module_key_flags(distribution)
-
-
-def _fail(message):
-    """Exits with a one-line message, as create_pretraining_data.py does."""
-    raise SystemExit(f"run_pretraining.py: {message}")
+flags.adopt_module_key_flags(script_flags)
 
 
 def _check_input(flag_name, patterns):
-    """Exits with a clear message unless the files hold records the flags fit.
+    """Checks that the files hold records the flags fit.
 
     A missing, truncated or corrupt file, or a --max_seq_length or
     --max_predictions_per_seq other than the data's, would otherwise fail only
@@ -92,12 +85,15 @@ def _check_input(flag_name, patterns):
     Args:
       flag_name: The flag that named the files, for the message.
       patterns: Its value: comma-separated file patterns.
+
+    Raises:
+      ValueError: naming the flag, the file and what does not fit.
     """
     try:
         input_pipeline.check_pretraining_records(
             patterns, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     except ValueError as e:
-        _fail(f"error: --{flag_name}: {e}")
+        raise ValueError(f"--{flag_name}: {e}") from None
 
 
 @functools.cache
@@ -146,40 +142,32 @@ def _training_data_settings():
 def main(argv):
     """Checks the flags and the data, then trains and/or evaluates."""
     if len(argv) > 1:
-        _fail(f"bad flag: unexpected arguments {' '.join(argv[1:])} (write --flag=value)")
+        raise app.UsageError(f"unexpected arguments {' '.join(argv[1:])} (write --flag=value)")
     if not FLAGS.do_train and not FLAGS.do_eval:
-        _fail("bad flag: at least one of --do_train or --do_eval must be True")
+        raise app.UsageError("at least one of --do_train or --do_eval must be True")
     if not FLAGS.bert_config_file and not FLAGS.init_checkpoint:
-        _fail("bad flag: give --bert_config_file, or an --init_checkpoint that has one")
-    # The strategy comes first: MultiWorkerMirroredStrategy cannot be set up
-    # once TensorFlow has started.
-    training.set_random_seed(FLAGS.seed)
-    strategy = distribution.strategy_from_flags()
-    try:
-        config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
-    except ValueError as e:  # ConfigError, CheckpointError
-        _fail(f"error: {e}")
-    if FLAGS.max_seq_length > config.max_position_embeddings:
-        _fail(f"bad flag: --max_seq_length={FLAGS.max_seq_length} exceeds the model's "
-              f"max_position_embeddings={config.max_position_embeddings}")
-    try:
-        micro_batch = training.validate_batch_flags(FLAGS, strategy)
-    except ValueError as e:
-        _fail(f"bad flag: {e}")
+        raise app.UsageError("give --bert_config_file, or an --init_checkpoint that has one")
+    strategy = training.prepare(FLAGS.seed, script_flags.tpu_config(FLAGS),
+                                FLAGS.mixed_precision)
+    # ConfigError, CheckpointError: they name the file or the flag.
+    config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
+    config.check_max_seq_length(FLAGS.max_seq_length)
+    micro_batch = training.validate_batch_sizes(
+        strategy, FLAGS.train_batch_size, FLAGS.gradient_accumulation_steps,
+        do_train=FLAGS.do_train, eval_batch_size=FLAGS.eval_batch_size)
     if FLAGS.do_train:
         _check_input("input_file", FLAGS.input_file)
     if FLAGS.do_eval:
         _check_input("eval_input_file" if FLAGS.eval_input_file else "input_file",
                      FLAGS.eval_input_file or FLAGS.input_file)
-    precision.set_precision_policy(FLAGS.mixed_precision, strategy)
 
     task = PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
-    trainer = training.Trainer(task, config, strategy, training.TrainingConfig.from_flags(
+    trainer = training.Trainer(task, config, strategy, script_flags.training_config(
         FLAGS, FLAGS.num_train_steps, FLAGS.num_warmup_steps, strategy))
     try:
         trainer.restore(FLAGS.init_checkpoint)
     except ValueError as e:  # CheckpointError: names the variable
-        _fail(f"error: --init_checkpoint: {e}")
+        raise ValueError(f"--init_checkpoint: {e}") from None
     if trainer.is_chief:
         config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
         if FLAGS.do_train:

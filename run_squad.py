@@ -29,7 +29,7 @@ question about a raw context (a long one read in windows, as here).
 
 from absl import app, flags
 
-from bert_tf import cli, distribution, finetune, squad, training
+from bert_tf import cli, finetune, script_flags, squad
 from bert_tf.tasks import QuestionAnsweringTask
 
 FLAGS = flags.FLAGS
@@ -61,31 +61,34 @@ flags.DEFINE_enum(
     "seen fewer than num_train_epochs times each. windows (as Hugging Face counts): steps = "
     "windows / train_batch_size x epochs. See docs/benchmarks.md for the measured "
     "difference.")
-finetune.define_finetune_flags()
-training.define_training_flags()
-distribution.define_tpu_flags()
+script_flags.define_finetune_flags()
+script_flags.define_training_flags()
+script_flags.define_tpu_flags()
 # The shared definition's default is run_classifier's 128; SQuAD's is 384,
 # as in the original run_squad.py.
 FLAGS.set_default("max_seq_length", 384)
-flags.adopt_module_key_flags(finetune)
-flags.adopt_module_key_flags(training)
-flags.adopt_module_key_flags(distribution)
+flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["output_dir"])
-flags.register_multi_flags_validator(
-    ["max_seq_length", "max_query_length"],
-    lambda f: f["max_seq_length"] > f["max_query_length"] + 3,
-    "--max_seq_length must be greater than --max_query_length + 3 ([CLS], [SEP], [SEP]), "
-    "to leave room for the context")
 
+
+@flags.multi_flags_validator(["max_seq_length", "max_query_length"])
+def _check_window_lengths(values):
+    """Refuses windows without room for the context when the flags are parsed."""
+    try:
+        squad.check_window_lengths(values["max_seq_length"], values["max_query_length"])
+    except ValueError as e:
+        raise flags.ValidationError(str(e)) from None
+    return True
 
 
 def main(_):
-    finetune.check_actions(FLAGS)
+    config = script_flags.finetune_config(FLAGS)
+    finetune.check_actions(config)
     if FLAGS.do_train and not FLAGS.train_file:
         raise app.UsageError("--do_train needs --train_file.")
     if (FLAGS.do_predict or FLAGS.do_eval) and not FLAGS.predict_file:
         raise app.UsageError("--do_predict and --do_eval need --predict_file.")
-    files, strategy = finetune.start(FLAGS)
+    files, strategy = finetune.start(config)
     task = QuestionAnsweringTask(
         FLAGS.max_seq_length, FLAGS.version_2_with_negative, FLAGS.n_best_size,
         FLAGS.max_answer_length, files.do_lower_case, FLAGS.null_score_diff_threshold,
@@ -93,7 +96,7 @@ def main(_):
     data = squad.SquadData(files.tokenizer(), FLAGS.max_seq_length, FLAGS.doc_stride,
                            FLAGS.max_query_length, FLAGS.version_2_with_negative,
                            FLAGS.train_file, FLAGS.predict_file, FLAGS.epoch_unit)
-    finetune.run(task, data, FLAGS, files, strategy)
+    finetune.run(config, task, data, files, strategy)
 
 
 if __name__ == "__main__":

@@ -19,33 +19,32 @@ endings); predict_choices.py runs it on a file.
 
 from absl import app, flags
 
-from bert_tf import cli, distribution, finetune, swag, training
+from bert_tf import cli, finetune, script_flags, swag
 from bert_tf.tasks import MultipleChoiceTask
 
 FLAGS = flags.FLAGS
 
 flags.DEFINE_string("data_dir", None, "Folder with SWAG's train.csv, val.csv and test.csv.")
 flags.DEFINE_integer("num_choices", 4, "Endings per question (SWAG has 4).", lower_bound=2)
-finetune.define_finetune_flags()
-finetune.define_padding_flags()
-training.define_training_flags()
-distribution.define_tpu_flags()
+script_flags.define_finetune_flags()
+script_flags.define_padding_flags()
+script_flags.define_training_flags()
+script_flags.define_tpu_flags()
 # Show the shared flags in --help, not only --helpfull.
-flags.adopt_module_key_flags(finetune)
-flags.adopt_module_key_flags(training)
-flags.adopt_module_key_flags(distribution)
+flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
 def main(_):
-    export_only = finetune.check_actions(FLAGS)
+    config = script_flags.finetune_config(FLAGS)
+    export_only = finetune.check_actions(config)
     if not (FLAGS.data_dir or export_only):
         raise app.UsageError("Give --data_dir (SWAG's .csv files).")
-    files, strategy = finetune.start(FLAGS)
+    files, strategy = finetune.start(config)
     task = MultipleChoiceTask(FLAGS.num_choices, FLAGS.max_seq_length)
     data = swag.SwagData(FLAGS.data_dir, files.tokenizer(), FLAGS.max_seq_length,
                          FLAGS.num_choices)
-    finetune.run(task, data, FLAGS, files, strategy)
+    finetune.run(config, task, data, files, strategy)
 
 
 if __name__ == "__main__":

@@ -139,9 +139,9 @@ def _record_statistics(paths, mask_id):
     import numpy as np
     import tensorflow as tf
 
-    from bert_tf import features, input_pipeline
+    from bert_tf import input_pipeline, record_specs
 
-    spec = input_pipeline.parsing_spec(features.pretraining_features(
+    spec = input_pipeline.parsing_spec(record_specs.pretraining_features(
         FLAGS.max_seq_length, FLAGS.max_predictions_per_seq))
     totals = dict.fromkeys(("instances", "tokens", "masked", "to_mask", "kept", "random_next"), 0)
     for batch in tf.data.TFRecordDataset(paths).batch(4096).map(
@@ -228,7 +228,7 @@ def _emit(result):
 def main(argv):
     """Runs every configuration and prints the JSON lines."""
     del argv
-    # The statistics read the feature contract from bert_tf.features.
+    # The statistics read the feature contract from bert_tf.record_specs.
     sys.path.insert(0, ROOT)
     vocab_file = FLAGS.vocab_file or minilm.vocab_file()
     runs = [("bert_tf", int(w), int(s)) for s in FLAGS.scales for w in FLAGS.workers]

@@ -54,7 +54,7 @@ import pretraining_corpus
 import tensorflow as tf
 from absl import app, flags
 
-from bert_tf import features, input_pipeline, precision, training
+from bert_tf import input_pipeline, precision, record_specs, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
@@ -89,7 +89,7 @@ EVAL_BATCH = 32
 
 def decode_records(path, npz_path):
     """Writes every record of a pretraining file, in order, as numpy arrays (.npz)."""
-    specs = features.pretraining_features(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
+    specs = record_specs.pretraining_features(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     spec = input_pipeline.parsing_spec(specs)
     parts = collections.defaultdict(list)
     for batch in tf.data.TFRecordDataset(path).batch(4096):

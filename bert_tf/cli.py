@@ -30,8 +30,6 @@ import traceback
 
 from absl import app, flags
 
-flags.DEFINE_bool("verbose", False, "On an error, print the Python traceback too.")
-
 _HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "--helpfull", "--helpxml")
 
 
@@ -110,6 +108,9 @@ def run(main, argv=None):
     """
     argv = sys.argv if argv is None else argv
     program = os.path.basename(argv[0])
+    # Every script has --verbose; defined here, by running one, not on import.
+    if "verbose" not in flags.FLAGS:
+        flags.DEFINE_bool("verbose", False, "On an error, print the Python traceback too.")
 
     def guarded_main(args):
         # SIGTERM (a scheduler's preemption, `kill`) stops a run as Ctrl-C does.

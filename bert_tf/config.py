@@ -113,6 +113,20 @@ class BertConfig:
             raise ConfigError(
                 f"unknown hidden_act {self.hidden_act!r}; known: {', '.join(ACTIVATIONS)}")
 
+    def check_max_seq_length(self, max_seq_length):
+        """Checks that sequences of max_seq_length tokens have a position embedding each.
+
+        Args:
+          max_seq_length: The run's --max_seq_length.
+
+        Raises:
+          ConfigError: naming the flag and the config key.
+        """
+        if max_seq_length > self.max_position_embeddings:
+            raise ConfigError(
+                f"--max_seq_length={max_seq_length} exceeds the model's "
+                f"max_position_embeddings={self.max_position_embeddings}")
+
     @property
     def head_size(self):
         """Width of one attention head."""

@@ -1,8 +1,8 @@
 """Chooses the tf.distribute strategy: TPU, else GPUs, else the CPU.
 
-Every script defines the same TPU flags with define_tpu_flags() and gets its
-strategy from strategy_from_flags(), so the same command line runs on a Cloud
-TPU, a GPU box or a laptop. The original repository's flags (use_tpu,
+Every script defines the same TPU flags (script_flags.define_tpu_flags) and
+gets its strategy from their TpuConfig, so the same command line runs on a
+Cloud TPU, a GPU box or a laptop. The original repository's flags (use_tpu,
 tpu_name, tpu_zone, gcp_project, master, num_tpu_cores) keep working; --tpu
 is the shorter modern spelling.
 
@@ -20,11 +20,12 @@ Under MultiWorkerMirroredStrategy every worker runs the same script;
 is_chief() tells the one that writes the outputs.
 """
 
+import dataclasses
 import json
 import os
 
 import tensorflow as tf
-from absl import flags, logging
+from absl import logging
 
 from bert_tf import tpu_runtime
 
@@ -33,29 +34,31 @@ class TpuNotFoundError(ValueError):
     """A TPU was asked for (--use_tpu, --tpu, ...) and cannot be reached."""
 
 
-def define_tpu_flags(flag_values=flags.FLAGS):
-    """Defines the original's TPU flags, plus --tpu. Call once per script.
+@dataclasses.dataclass(frozen=True)
+class TpuConfig:
+    """Which TPU to use, in the original's terms (the scripts' TPU flags).
 
-    Args:
-      flag_values: The absl FlagValues to define them in.
+    Attributes:
+      tpu: A TPU name, grpc:// address or "local"; None: detect one.
+      use_tpu: The original's flag: require a TPU.
+      tpu_name: The original's name or address of the Cloud TPU.
+      tpu_zone: Its GCE zone.
+      gcp_project: Its GCP project.
+      master: The original's TPU master address (grpc://...).
+      num_tpu_cores: The original's flag, checked against the TPU's cores.
     """
-    fv = {"flag_values": flag_values}
-    flags.DEFINE_string(
-        "tpu", None,
-        "TPU to use: a name or grpc:// address, or 'local' on a TPU VM. Empty: "
-        "detect one (Colab, TPU VM), else use the GPUs, else the CPU.", **fv)
-    flags.DEFINE_bool(
-        "use_tpu", False,
-        "Original flag. Require a TPU; with --tpu_name or --master naming it. A TPU "
-        "that is found is used even without this flag.", **fv)
-    flags.DEFINE_string("tpu_name", None, "Original flag: the Cloud TPU name or address.", **fv)
-    flags.DEFINE_string("tpu_zone", None, "Original flag: GCE zone of the Cloud TPU.", **fv)
-    flags.DEFINE_string("gcp_project", None, "Original flag: GCP project of the Cloud TPU.", **fv)
-    flags.DEFINE_string("master", None, "Original flag: TPU master address (grpc://...).", **fv)
-    flags.DEFINE_integer(
-        "num_tpu_cores", 8,
-        "Original flag: TPU cores to use. TPUStrategy uses every core of the TPU (1 on "
-        "Colab's v5e-1, 8 on a v2-8 or v3-8); the replica count it uses is logged.", **fv)
+
+    tpu: str | None = None
+    use_tpu: bool = False
+    tpu_name: str | None = None
+    tpu_zone: str | None = None
+    gcp_project: str | None = None
+    master: str | None = None
+    num_tpu_cores: int = 8
+
+    def resolve_strategy(self):
+        """resolve_strategy() for this TPU config."""
+        return resolve_strategy(**dataclasses.asdict(self))
 
 
 def _named_tpu(tpu, use_tpu, tpu_name, master):
@@ -189,18 +192,3 @@ def task_name(strategy):
     if resolver is None or getattr(resolver, "task_type", None) is None:
         return "chief"
     return f"{resolver.task_type}_{resolver.task_id}"
-
-
-def strategy_from_flags(flag_values=None):
-    """resolve_strategy() with the values of define_tpu_flags()'s flags.
-
-    Args:
-      flag_values: An absl FlagValues; defaults to absl.flags.FLAGS.
-
-    Returns:
-      A tf.distribute.Strategy.
-    """
-    f = flag_values or flags.FLAGS
-    return resolve_strategy(
-        tpu=f.tpu, use_tpu=f.use_tpu, tpu_name=f.tpu_name, tpu_zone=f.tpu_zone,
-        gcp_project=f.gcp_project, master=f.master, num_tpu_cores=f.num_tpu_cores)

@@ -1,10 +1,12 @@
 """Fine-tuning, as every task script and the notebook do it.
 
-run() takes a task (tasks/) and its data (a finetune_data.FinetuneData) through
-the whole sequence the flags ask for: train, evaluate, predict, export, with
-the results files and the log lines; start() comes before it, and a script is
-its flags, start(), the task, the data and run(). The steps it is made of, in
-order, for a script or a notebook that goes its own way:
+run() takes a FinetuneConfig, a task (tasks/) and its data (a
+finetune_data.FinetuneData) through the whole sequence the config asks for:
+train, evaluate, predict, export, with the results files and the log lines;
+start() comes before it. A script is its flags, script_flags.finetune_config(),
+start(), the task, the data and run(); the notebook and Python callers build
+the FinetuneConfig directly. The steps it is made of, in order, for a caller
+that goes its own way:
   check_actions()   refuses a run with nothing to do; tells an export-only run;
   model_files()     the pretrained model's config, vocab and casing, checked
                     against each other and against max_seq_length;
@@ -17,15 +19,15 @@ order, for a script or a notebook that goes its own way:
                     initialized from the pretrained checkpoint;
   records_dir()     where this process writes its TFRecords;
   dataset_fn()      the input pipeline for Trainer.train / predict;
-  padding_args()    --dynamic_padding and --group_by_length, for readers
-                    that trim batches (define_padding_flags() defines them);
+  padding_args()    dynamic_padding and group_by_length, for readers
+                    that trim batches;
   train_in_chunks() training in chunks, with a look at the model after each;
   predict()         predictions in input order, padding dropped;
   evaluate()        the task's official metrics on a dev set;
   write_outputs()   the task's output files of a prediction;
   write_eval_results()  eval_results.txt, written once, whole;
   export_model()    a raw-text SavedModel;
-  splits_to_read()  the splits a run's flags ask its data for.
+  splits_to_read()  the splits a run asks its data for.
 
 Nothing here depends on which task runs: the task (tasks/) and its data
 module (glue/, ...) supply the rest. Errors in the user's input raise
@@ -41,7 +43,7 @@ import tempfile
 
 import numpy as np
 import tensorflow as tf
-from absl import flags, logging
+from absl import logging
 
 from bert_tf import (
     checkpoints,
@@ -51,103 +53,131 @@ from bert_tf import (
     finetune_data,
     input_pipeline,
     io_utils,
-    precision,
     run_dir,
-    serving,
     tokenization,
     tpu_rules,
     training,
 )
 from bert_tf.config import BertConfig
 
-
-def define_finetune_flags(flag_values=flags.FLAGS):
-    """Defines the flags every fine-tuning script shares, with the original's names.
-
-    Scripts also call training.define_training_flags() and
-    distribution.define_tpu_flags().
-
-    Args:
-      flag_values: The absl FlagValues to define them in.
-    """
-    fv = {"flag_values": flag_values}
-    flags.DEFINE_string(
-        "vocab_file", None, "vocab.txt the model was trained with; default: the vocab.txt "
-        "beside --init_checkpoint (Google's and Hugging Face folders have one).", **fv)
-    flags.DEFINE_bool(
-        "do_lower_case", True,
-        "Lower-case the input: True for uncased models, False for cased ones. Default: a "
-        "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.",
-        **fv)
-    flags.DEFINE_bool("do_predict", False, "Predict on the test set and write the output "
-                      "files.", **fv)
-    flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.",
-                         lower_bound=1, **fv)
-    flags.DEFINE_float("num_train_epochs", 3.0, "Training epochs.", **fv)
-    flags.register_validator("num_train_epochs", lambda value: value > 0,
-                             "--num_train_epochs must be positive", flag_values=flag_values)
-    flags.DEFINE_float(
-        "warmup_proportion", 0.1, "Share of training with a linear learning-rate warmup.",
-        lower_bound=0.0, upper_bound=1.0, **fv)
-    flags.DEFINE_string(
-        "export_dir", None, "Write a raw-text SavedModel here, after training; alone (without "
-        "--do_train, --do_eval or --do_predict), of the run already in --output_dir.", **fv)
-    flags.DEFINE_enum(
-        "export_shapes", "dynamic", serving.SHAPES,
-        "dynamic: the SavedModel pads each batch only to its longest input (in steps of "
-        f"{input_pipeline.LENGTH_MULTIPLE}) and runs XLA-compiled, for CPU and GPU serving; "
-        "static: every input padded to --max_seq_length, one fixed shape, for TPU serving.",
-        **fv)
-
-
 # --group_by_length sorts this many batches' worth of examples at a time:
 # enough for batches of similar length, few enough to keep the order random.
 LENGTH_GROUP_BATCHES = 50
 
 
-def define_padding_flags(flag_values=flags.FLAGS):
-    """Defines --dynamic_padding and --group_by_length, for scripts whose reader has them.
+class FinetuneError(ValueError):
+    """A setting or input that fine-tuning cannot run with; the message says which."""
 
-    Args:
-      flag_values: The absl FlagValues to define them in.
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneConfig:
+    """Everything a fine-tuning run is asked to do, whatever the task.
+
+    Each field is named as the flag of the fine-tuning scripts that sets it
+    (script_flags.finetune_config() builds one from the flags), and its
+    default is that flag's (the flags take theirs from here); the notebook
+    and Python callers build it directly. A task's own settings (labels,
+    SQuAD's doc_stride, ...) belong to the task and its data, not here.
+
+    Attributes:
+      output_dir: Checkpoints, records and results go here; a run resumes
+        from the newest checkpoint here.
+      init_checkpoint: The pretrained weights (any format checkpoints.py
+        reads), or None for random weights.
+      bert_config_file: The encoder's config; None: the one beside
+        init_checkpoint.
+      vocab_file: None: the vocab.txt beside init_checkpoint.
+      do_lower_case: None: the init_checkpoint folder's record, else True.
+      max_seq_length: Tokens per sequence, [CLS] and [SEP] included.
+      do_train, do_eval, do_predict: What the run does.
+      train_batch_size, eval_batch_size, predict_batch_size: Global batches.
+      num_train_epochs: Epochs of training, possibly fractional.
+      warmup_proportion: The share of updates with a rising learning rate.
+      learning_rate, optimizer, adam_bias_correction, decay_after_warmup,
+        gradient_accumulation_steps, keep_checkpoint_max, jit_compile,
+        inference_precision: As in training.TrainingConfig.
+      iterations_per_loop, save_checkpoints_steps, log_every_secs,
+        save_checkpoints_secs: The cadence, each None where not given (see
+        training.TrainingConfig.for_strategy).
+      mixed_precision: Training's precision, one of precision.PRECISIONS.
+      seed: Seeds the head, dropout and shuffling; None: every run differs.
+      export_dir: Write a raw-text SavedModel here, after training.
+      export_shapes: One of serving.SHAPES.
+      dynamic_padding: Cut each batch's padding to its longest example.
+      group_by_length: With dynamic_padding, batch examples of similar length.
+      tpu: Which TPU to use, if any.
     """
-    flags.DEFINE_bool(
-        "dynamic_padding", False,
-        "Cut each batch's padding down to its longest example, rounded up to a multiple of "
-        f"{input_pipeline.LENGTH_MULTIPLE}: the same results, faster on CPU and GPU when most "
-        "examples are much shorter than max_seq_length. Not on TPU, which needs one static shape.",
-        flag_values=flag_values)
-    flags.DEFINE_bool(
-        "group_by_length", False,
-        "With --dynamic_padding: fill each training batch with examples of similar length, "
-        f"drawn from a shuffled group of {LENGTH_GROUP_BATCHES} batches sorted by length. "
-        "Much less padding, hence faster; but batches are no longer uniformly random, so "
-        "results can differ a little from the original's recipe.", flag_values=flag_values)
+
+    output_dir: str
+    init_checkpoint: str | None = None
+    bert_config_file: str | None = None
+    vocab_file: str | None = None
+    do_lower_case: bool | None = None
+    max_seq_length: int = 128
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    # The training settings' defaults are TrainingConfig's.
+    learning_rate: float = training.TrainingConfig.learning_rate
+    optimizer: str = training.TrainingConfig.optimizer
+    adam_bias_correction: bool = training.TrainingConfig.adam_bias_correction
+    decay_after_warmup: bool = training.TrainingConfig.decay_after_warmup
+    gradient_accumulation_steps: int = training.TrainingConfig.gradient_accumulation_steps
+    iterations_per_loop: int | None = None
+    save_checkpoints_steps: int | None = None
+    log_every_secs: float | None = None
+    save_checkpoints_secs: float | None = None
+    keep_checkpoint_max: int = training.TrainingConfig.keep_checkpoint_max
+    jit_compile: bool | None = training.TrainingConfig.jit_compile
+    mixed_precision: str = "auto"
+    inference_precision: str = training.TrainingConfig.inference_precision
+    seed: int | None = None
+    export_dir: str | None = None
+    export_shapes: str = "dynamic"
+    dynamic_padding: bool = False
+    group_by_length: bool = False
+    tpu: distribution.TpuConfig = distribution.TpuConfig()
+
+    def training_config(self, num_train_steps, num_warmup_steps, strategy):
+        """The Trainer's training.TrainingConfig for this run.
+
+        Args:
+          num_train_steps: From train_steps().
+          num_warmup_steps: Likewise.
+          strategy: The run's strategy, for the cadence.
+
+        Returns:
+          A training.TrainingConfig.
+        """
+        settings = {name: getattr(self, name) for name in training.USER_SETTINGS}
+        return training.TrainingConfig.for_strategy(
+            strategy, output_dir=self.output_dir, num_train_steps=num_train_steps,
+            num_warmup_steps=num_warmup_steps, **settings)
 
 
-def padding_args(flag_values):
-    """The reader arguments that define_padding_flags' flags ask for.
+def padding_args(config):
+    """The reader arguments that dynamic_padding and group_by_length ask for.
 
     Args:
-      flag_values: Parsed flags with dynamic_padding and group_by_length.
+      config: A FinetuneConfig.
 
     Returns:
       {"trim_to_multiple_of": ..., "length_group_batches": ...}, each None
       when off.
 
     Raises:
-      FinetuneError: --group_by_length without --dynamic_padding.
+      FinetuneError: group_by_length without dynamic_padding.
     """
-    if flag_values.group_by_length and not flag_values.dynamic_padding:
+    if config.group_by_length and not config.dynamic_padding:
         raise FinetuneError("--group_by_length only saves work with --dynamic_padding")
-    multiple = input_pipeline.LENGTH_MULTIPLE if flag_values.dynamic_padding else None
+    multiple = input_pipeline.LENGTH_MULTIPLE if config.dynamic_padding else None
     return {"trim_to_multiple_of": multiple,
-            "length_group_batches": (LENGTH_GROUP_BATCHES if flag_values.group_by_length
-                                     else None)}
-
-
-class FinetuneError(ValueError):
-    """A setting or input that fine-tuning cannot run with; the message says which."""
+            "length_group_batches": LENGTH_GROUP_BATCHES if config.group_by_length else None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,23 +202,23 @@ class ModelFiles:
         return tokenization.FullTokenizer(self.vocab_file, self.do_lower_case)
 
 
-def check_actions(flag_values):
+def check_actions(config):
     """Checks that a run has something to do; tells whether it only exports.
 
     --export_dir alone exports a finished run (the newest checkpoint in
     --output_dir, else --init_checkpoint) without training or evaluating it.
 
     Args:
-      flag_values: The parsed flags of define_finetune_flags().
+      config: A FinetuneConfig.
 
     Returns:
-      True when --export_dir is the only action.
+      True when export_dir is the only action.
 
     Raises:
-      FinetuneError: None of --do_train, --do_eval, --do_predict and --export_dir.
+      FinetuneError: None of do_train, do_eval, do_predict and export_dir.
     """
-    runs = flag_values.do_train or flag_values.do_eval or flag_values.do_predict
-    if not (runs or flag_values.export_dir):
+    runs = config.do_train or config.do_eval or config.do_predict
+    if not (runs or config.export_dir):
         raise FinetuneError("At least one of do_train, do_eval, do_predict or export_dir "
                             "must be given.")
     return not runs
@@ -243,10 +273,11 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
     if mismatch:
         cli.warn(mismatch)
     vocab_size = len(vocab)
-    if max_seq_length is not None and max_seq_length > config.max_position_embeddings:
-        raise FinetuneError(
-            f"--max_seq_length={max_seq_length} exceeds the model's "
-            f"max_position_embeddings={config.max_position_embeddings}")
+    if max_seq_length is not None:
+        try:
+            config.check_max_seq_length(max_seq_length)
+        except ValueError as e:
+            raise FinetuneError(str(e)) from None
     if vocab_size != config.vocab_size:
         raise FinetuneError(
             f"the vocab file has {vocab_size} tokens but the model's vocab_size "
@@ -254,34 +285,16 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
     return ModelFiles(config, vocab_file, do_lower_case, init_checkpoint)
 
 
-def model_files_from_flags(flag_values):
-    """model_files() from the scripts' flags; --do_lower_case counts only when given.
-
-    Args:
-      flag_values: Parsed flags with init_checkpoint, bert_config_file,
-        vocab_file, do_lower_case and max_seq_length.
-
-    Returns:
-      A ModelFiles.
-    """
-    given = flag_values["do_lower_case"].present
-    return model_files(flag_values.init_checkpoint, flag_values.bert_config_file,
-                       flag_values.vocab_file, flag_values.do_lower_case if given else None,
-                       flag_values.max_seq_length)
-
-
-def setup(flag_values, static_shapes=True):
-    """Seeds, picks the strategy and the precision, and checks the batch flags.
+def setup(config):
+    """Seeds, picks the strategy and the precision, and checks the batch sizes.
 
     The strategy comes before anything else touches TensorFlow's devices:
     MultiWorkerMirroredStrategy cannot be set up once TensorFlow has started.
 
     Args:
-      flag_values: Parsed flags of training.define_training_flags and
-        distribution.define_tpu_flags.
-      static_shapes: False when batches vary in shape (--dynamic_padding,
-        in every script that defines it), which a TPU cannot run (nor any device under
-        BERT_TF_TPU_RULES=1, see tpu_rules.py).
+      config: A FinetuneConfig. With dynamic_padding batches vary in shape,
+        which a TPU cannot run (nor any device under BERT_TF_TPU_RULES=1,
+        see tpu_rules.py).
 
     Returns:
       The tf.distribute.Strategy.
@@ -289,14 +302,15 @@ def setup(flag_values, static_shapes=True):
     Raises:
       FinetuneError: for batch sizes that do not split, or varying shapes on TPU.
     """
-    training.set_random_seed(flag_values.seed)
-    strategy = distribution.strategy_from_flags(flag_values)
-    if not static_shapes and tpu_rules.enforced(strategy):
+    strategy = training.prepare(config.seed, config.tpu, config.mixed_precision)
+    if config.dynamic_padding and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")
-    precision.set_precision_policy(flag_values.mixed_precision, strategy)
     try:
-        training.validate_batch_flags(flag_values, strategy)
+        training.validate_batch_sizes(
+            strategy, config.train_batch_size, config.gradient_accumulation_steps,
+            do_train=config.do_train, eval_batch_size=config.eval_batch_size,
+            predict_batch_size=config.predict_batch_size)
     except ValueError as e:
         raise FinetuneError(str(e)) from None
     return strategy
@@ -546,45 +560,41 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
                               trainer.inference_policy, shapes)
 
 
-def start(flag_values):
+def start(config):
     """What comes before the task: the model's files, then the strategy.
 
     Args:
-      flag_values: The parsed flags of define_finetune_flags(),
-        training.define_training_flags(), distribution.define_tpu_flags()
-        and, where the script has them, define_padding_flags().
+      config: A FinetuneConfig.
 
     Returns:
-      (files, strategy): model_files_from_flags()' ModelFiles and setup()'s
-      strategy.
+      (files, strategy): model_files()' ModelFiles and setup()'s strategy.
 
     Raises:
       FinetuneError: naming the flag or file that does not fit.
     """
-    dynamic_padding = "dynamic_padding" in flag_values and flag_values.dynamic_padding
-    if "group_by_length" in flag_values:
-        padding_args(flag_values)  # Refuses --group_by_length alone, before any work.
-    files = model_files_from_flags(flag_values)
-    return files, setup(flag_values, static_shapes=not dynamic_padding)
+    padding_args(config)  # Refuses group_by_length alone, before any work.
+    files = model_files(config.init_checkpoint, config.bert_config_file, config.vocab_file,
+                        config.do_lower_case, config.max_seq_length)
+    return files, setup(config)
 
 
-def splits_to_read(data, flag_values):
-    """The splits a run reads: --do_train's, --do_eval's and --do_predict's.
+def splits_to_read(data, config):
+    """The splits a run reads: do_train's, do_eval's and do_predict's.
 
     Args:
       data: A finetune_data.FinetuneData.
-      flag_values: The parsed flags.
+      config: A FinetuneConfig.
 
     Returns:
       A tuple of split names, in that order.
     """
-    return (((data.train_split,) if flag_values.do_train else ())
-            + (tuple(data.eval_splits) if flag_values.do_eval else ())
-            + (tuple(data.predict_splits) if flag_values.do_predict else ()))
+    return (((data.train_split,) if config.do_train else ())
+            + (tuple(data.eval_splits) if config.do_eval else ())
+            + (tuple(data.predict_splits) if config.do_predict else ()))
 
 
-def run(task, data, flag_values, files, strategy):
-    """Fine-tunes, evaluates, predicts and exports, as the flags ask.
+def run(config, task, data, files, strategy):
+    """Fine-tunes, evaluates, predicts and exports, as the config asks.
 
     Every split the run needs is read and checked before training, so that a
     missing file or a bad row in a dev or test set fails now, not after the
@@ -594,9 +604,9 @@ def run(task, data, flag_values, files, strategy):
     written once.
 
     Args:
+      config: A FinetuneConfig.
       task: A tasks.Task.
       data: Its finetune_data.FinetuneData.
-      flag_values: The parsed flags (see start()).
       files: start()'s ModelFiles.
       strategy: start()'s strategy.
 
@@ -604,22 +614,23 @@ def run(task, data, flag_values, files, strategy):
       FinetuneError: for a training set that makes no step, or an export
         alone of a folder without a run.
     """
-    export_only = check_actions(flag_values)
-    data.read(splits_to_read(data, flag_values))
+    export_only = check_actions(config)
+    data.read(splits_to_read(data, config))
     num_train_steps, num_warmup_steps = 0, 0
-    if flag_values.do_train:
+    if config.do_train:
         num_train_steps, num_warmup_steps = train_steps(
-            data.num_train_examples(), flag_values.train_batch_size,
-            flag_values.num_train_epochs, flag_values.warmup_proportion)
-    trainer = create_trainer(task, files, strategy, training.TrainingConfig.from_flags(
-        flag_values, max(num_train_steps, 1), num_warmup_steps, strategy),
+            data.num_train_examples(), config.train_batch_size,
+            config.num_train_epochs, config.warmup_proportion)
+    trainer = create_trainer(
+        task, files, strategy,
+        config.training_config(max(num_train_steps, 1), num_warmup_steps, strategy),
         trained_required=export_only, settings=task_settings(task, data, files))
-    if flag_values.do_train and trainer.is_chief:
+    if config.do_train and trainer.is_chief:
         # Training on in a folder means training on the same data, cut alike.
         run_dir.check_settings(trainer.output_dir, "training data", data.training_settings(),
                                resuming=trainer.global_step > 0)
         data.write_run_files(trainer.output_dir)
-    reader_args = padding_args(flag_values) if "dynamic_padding" in flag_values else {}
+    reader_args = padding_args(config)
 
     def input_fn(folder, split, batch_size, is_training):
         """Writes one split's records; their input function for the trainer."""
@@ -647,16 +658,16 @@ def run(task, data, flag_values, files, strategy):
             write_outputs(trainer, predictions[data.source(split)], data.references(split))
 
     with records_dir(trainer) as folder:
-        if flag_values.do_train:
+        if config.do_train:
             logging.info("Training on %s: %d steps, %d warmup.", data.describe(data.train_split),
                          num_train_steps, num_warmup_steps)
-            micro_batch = flag_values.train_batch_size // flag_values.gradient_accumulation_steps
+            micro_batch = config.train_batch_size // config.gradient_accumulation_steps
             trainer.train(input_fn(folder, data.train_split, micro_batch, True),
-                          num_train_steps, flag_values.train_batch_size)
-        if flag_values.do_eval:
+                          num_train_steps, config.train_batch_size)
+        if config.do_eval:
             results = {}
             for split in data.eval_splits:
-                split_predictions = predict_split(folder, split, flag_values.eval_batch_size)
+                split_predictions = predict_split(folder, split, config.eval_batch_size)
                 if data.eval_writes_outputs:
                     write_split_outputs(split)
                 metrics = task.score(split_predictions, data.references(split))
@@ -664,9 +675,9 @@ def run(task, data, flag_values, files, strategy):
                 prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
                 results.update({prefix + name: value for name, value in metrics.items()})
             write_eval_results(trainer, results)
-        for split in data.predict_splits if flag_values.do_predict else ():
-            predict_split(folder, split, flag_values.predict_batch_size)
+        for split in data.predict_splits if config.do_predict else ():
+            predict_split(folder, split, config.predict_batch_size)
             write_split_outputs(split)
-    if flag_values.export_dir and trainer.is_chief:
-        export_model(flag_values.export_dir, trainer, files, flag_values.max_seq_length,
-                     shapes=flag_values.export_shapes)
+    if config.export_dir and trainer.is_chief:
+        export_model(config.export_dir, trainer, files, config.max_seq_length,
+                     shapes=config.export_shapes)

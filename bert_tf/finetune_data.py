@@ -2,7 +2,7 @@
 
 finetune.run gives a task its data through this protocol. A family's data
 class says which splits each action reads, reads and checks them, turns a
-split into records of the task's features.py contract, and gives the
+split into records of the task's record_specs.py layout, and gives the
 references that the task's score() and write_outputs() take:
 
   train_split, eval_splits, predict_splits   the splits of --do_train,
@@ -27,7 +27,7 @@ Each dataset package has its data class: glue.GlueData, conll.ConllData,
 squad.SquadData.
 
 write_records writes any family's records, padded to full batches with the
-one padding row that a features.py contract defines.
+one padding row that a record_specs.py layout defines.
 
 It imports neither finetune.py nor tasks/, so that a dataset's data class
 can subclass FinetuneData without an import circle.

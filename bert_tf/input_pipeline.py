@@ -1,12 +1,12 @@
 """TFRecord readers: tf.data pipelines for pretraining and the fine-tuning tasks.
 
-The records' features are the contracts of `bert_tf.features`, which the
+The records' features are the contracts of `bert_tf.record_specs`, which the
 writers share; `parsing_spec` turns a contract into TensorFlow's parsing spec.
 """
 
 import tensorflow as tf
 
-from bert_tf.features import pretraining_features
+from bert_tf.record_specs import pretraining_features
 
 
 def parsing_spec(features):

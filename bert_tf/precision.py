@@ -88,7 +88,7 @@ def set_precision_policy(mixed_precision, strategy):
 
 
 def with_policy(task, encoder, heads, policy):
-    """A copy of a trained model that computes under another dtype policy.
+    """A trained model that computes under a dtype policy: itself, or a copy.
 
     Weights stay float32 under every policy, so they copy as they are; only
     the computation changes. Inputs (strings) and outputs (float32 logits and
@@ -101,8 +101,11 @@ def with_policy(task, encoder, heads, policy):
       policy: A Keras dtype policy name, such as "mixed_bfloat16".
 
     Returns:
-      (encoder, heads) built under policy, with the trained weights.
+      (encoder, heads) computing under policy: the given ones when they
+      already do, else copies built under policy with the trained weights.
     """
+    if policy == encoder.dtype_policy.name:
+        return encoder, heads
     previous = keras.mixed_precision.global_policy()
     keras.mixed_precision.set_global_policy(policy)
     try:

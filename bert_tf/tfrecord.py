@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from bert_tf import features
+from bert_tf import record_specs
 
 
 @dataclasses.dataclass
@@ -149,13 +149,13 @@ def _feature(spec, values):
     """Encodes one tf.train.Feature per row.
 
     Args:
-      spec: the features.FeatureSpec.
+      spec: the record_specs.FeatureSpec.
       values: [N, spec.size] numbers.
 
     Returns:
       A _Bytes of serialized Feature messages.
     """
-    if spec.dtype == features.INT64:
+    if spec.dtype == record_specs.INT64:
         # Feature.int64_list is field 3; Int64List.value is field 1, packed.
         return _field(3, _field(1, _varints(values)))
     floats = np.ascontiguousarray(values, dtype="<f4").view(np.uint8)
@@ -298,7 +298,7 @@ def encode_tfrecords(columns):
     """Serializes one tf.train.Example per row and frames each as a TFRecord.
 
     Args:
-      columns: a list of (features.FeatureSpec, values), in the order in
+      columns: a list of (record_specs.FeatureSpec, values), in the order in
         which the features are to be written; values is an [N, spec.size]
         array (a feature with a leading shape flattened row after row),
         N >= 1 the same for all: integers in [0, 2**63) for an INT64
@@ -328,7 +328,7 @@ def write_examples(file, records, specs):
       records: Dicts from feature name to a value or values: for a
         one-value feature a scalar or a list of one, for a feature with a
         leading shape nested lists or an array of that shape, or flat.
-      specs: The features.FeatureSpec of each feature, in writing order.
+      specs: The record_specs.FeatureSpec of each feature, in writing order.
     """
     for start in range(0, len(records), RECORDS_PER_WRITE):
         chunk = records[start:start + RECORDS_PER_WRITE]

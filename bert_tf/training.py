@@ -13,9 +13,9 @@ measured step time to take about `log_every_secs` (the first loop is one
 step, so that the first line comes right after compilation), and a
 checkpoint is also saved every `save_checkpoints_secs`. The task (tasks/base.py) supplies the
 heads, the forward pass, the loss, the metrics and the predictions; nothing
-here depends on which task runs. TrainingConfig holds the settings, and
-from_flags() reads them from the flags that define_training_flags() defines,
-so that every script builds its Trainer the same way.
+here depends on which task runs. TrainingConfig holds the settings;
+TrainingConfig.for_strategy() fills in the cadence that suits the device,
+so that every script and notebook builds its Trainer the same way.
 
 Under MultiWorkerMirroredStrategy every worker runs this same loop; only
 the chief writes to `output_dir`. The other workers save their checkpoints
@@ -38,7 +38,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from absl import flags, logging
+from absl import logging
 
 from bert_tf import (
     checkpoints,
@@ -57,94 +57,22 @@ from bert_tf.progress import format_duration, loop_steps
 
 keras = tf.keras
 
-def define_training_flags(flag_values=flags.FLAGS):
-    """Defines the flags that run_pretraining.py and run_classifier.py share.
+# The original's cadence: a loop of steps per host round trip, and a
+# checkpoint, every 1000 steps. Off a TPU, unless those are given, loops are
+# sized to log every LOG_EVERY_SECS and a checkpoint is also saved every
+# SAVE_CHECKPOINTS_SECS (TrainingConfig.for_strategy).
+ITERATIONS_PER_LOOP = 1000
+SAVE_CHECKPOINTS_STEPS = 1000
+LOG_EVERY_SECS = 30.0
+SAVE_CHECKPOINTS_SECS = 600.0
 
-    The original's flags keep their names and defaults; the others are new
-    and default to the original's behaviour.
-
-    Args:
-      flag_values: The absl FlagValues to define them in.
-    """
-    fv = {"flag_values": flag_values}
-    flags.DEFINE_string(
-        "bert_config_file", None,
-        "bert_config.json of the model (the original's or a Hugging Face config.json). "
-        "Optional when init_checkpoint is a Hugging Face folder or has one beside it.", **fv)
-    flags.DEFINE_string(
-        "output_dir", None, "Where checkpoints, summaries and results are written. A run "
-        "resumes from the newest checkpoint here by itself.", **fv)
-    flags.DEFINE_string(
-        "init_checkpoint", None,
-        "Initial weights: an original Google bert_model.ckpt, a Hugging Face folder "
-        "(config.json + model.safetensors), or a bert_tf checkpoint.", **fv)
-    # Bounds are checked when the flags are parsed, before any work: a
-    # --max_seq_length=2 would turn every example into [CLS][SEP].
-    flags.DEFINE_integer(
-        "max_seq_length", 128, "Tokens per sequence after WordPiece, [CLS]/[SEP] included. "
-        "Longer inputs are truncated, shorter ones padded.", lower_bound=4, **fv)
-    flags.DEFINE_bool("do_train", False, "Whether to run training.", **fv)
-    flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.", **fv)
-    flags.DEFINE_integer("train_batch_size", 32, "Total (global) batch size for training.",
-                         lower_bound=1, **fv)
-    flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.", lower_bound=1, **fv)
-    flags.DEFINE_float("learning_rate", 5e-5,
-                       "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
-    flags.register_validator("learning_rate", lambda value: value >= 0,
-                             "--learning_rate must not be negative", flag_values=flag_values)
-    flags.DEFINE_integer("save_checkpoints_steps", 1000,
-                         "Save a checkpoint every this many steps, and at the end.",
-                         lower_bound=1, **fv)
-    flags.DEFINE_integer("iterations_per_loop", 1000,
-                         "The most steps per tf.function call (one host round trip); a "
-                         "progress line is logged once per loop.", lower_bound=1, **fv)
-    flags.DEFINE_float(
-        "log_every_secs", 30.0,
-        "On a CPU or GPU, unless --iterations_per_loop is given: size each loop from the "
-        "measured step time to take about this long, so that a progress line (step, loss, "
-        "lr, examples/s, time left) comes this often. On a TPU only when given.",
-        lower_bound=0.0, **fv)
-    flags.DEFINE_float(
-        "save_checkpoints_secs", 600.0,
-        "On a CPU or GPU, unless --save_checkpoints_steps is given: also save a "
-        "checkpoint once this long has passed since the last one, so that a killed run "
-        "loses at most this much. On a TPU only when given.", lower_bound=0.0, **fv)
-    flags.DEFINE_enum(
-        "optimizer", "adamw", list(optimization.OPTIMIZERS),
-        "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.", **fv)
-    flags.DEFINE_bool(
-        "adam_bias_correction", True,
-        "Apply Adam's bias correction, which the original omitted; "
-        "--noadam_bias_correction gives the original's update.", **fv)
-    flags.DEFINE_bool(
-        "decay_after_warmup", False,
-        "Decay the learning rate linearly from its peak at the end of warmup to 0 "
-        "(Hugging Face's schedule). By default the decay runs from step 0, as in the "
-        "original, so the rate drops to 1 - warmup_proportion of the peak after warmup.",
-        **fv)
-    flags.DEFINE_integer(
-        "gradient_accumulation_steps", 1,
-        "Micro-batches per update: train_batch_size is split into this many pieces, so "
-        "that a large batch fits in memory.", lower_bound=1, **fv)
-    flags.DEFINE_enum(
-        "mixed_precision", "auto", list(precision.PRECISIONS),
-        "Training's precision. auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a "
-        "CPU, bfloat16 where it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in "
-        f"/proc/cpuinfo; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
-        "float32.", **fv)
-    flags.DEFINE_enum(
-        "inference_precision", "float32", list(precision.INFERENCE_PRECISIONS),
-        "What --do_eval and --do_predict outputs and --export_dir SavedModels compute in, "
-        "from the same weights: float32 on every device by default; bfloat16 or float16 "
-        "(faster where the device multiplies them natively, outputs different from "
-        "float32's in the second or third digit), or as_trained.", **fv)
-    flags.DEFINE_integer("keep_checkpoint_max", 5, "How many checkpoints to keep.",
-                         lower_bound=1, **fv)
-    xla.define_jit_compile_flag(flag_values)
-    flags.declare_key_flag("jit_compile", flag_values)  # shown in the scripts' --help
-    flags.DEFINE_integer(
-        "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
-        "repeatable runs; by default every run differs.", **fv)
+# The TrainingConfig fields that a user sets (each a flag of the scripts);
+# the others come from the run: output_dir and the step counts. The four
+# cadence settings are None where not given (TrainingConfig.for_strategy).
+USER_SETTINGS = ("learning_rate", "optimizer", "adam_bias_correction", "decay_after_warmup",
+                 "gradient_accumulation_steps", "iterations_per_loop",
+                 "save_checkpoints_steps", "log_every_secs", "save_checkpoints_secs",
+                 "keep_checkpoint_max", "jit_compile", "inference_precision")
 
 
 def set_random_seed(seed):
@@ -157,16 +85,41 @@ def set_random_seed(seed):
         keras.utils.set_random_seed(seed)
 
 
-def validate_batch_flags(f, strategy):
-    """Checks that every batch flag splits evenly over the replicas.
+def prepare(seed, tpu, mixed_precision):
+    """What every script does before it builds a model: seed, strategy, precision.
 
-    The training batch splits over replicas x micro-batches; eval_batch_size
-    and predict_batch_size, where the script has them, over the replicas
-    (8 on a v3-8 TPU, 1 on Colab's v5e-1).
+    The strategy comes before anything else touches TensorFlow's devices:
+    MultiWorkerMirroredStrategy cannot be set up once TensorFlow has started.
+    The precision policy comes after it, because "auto" depends on the device.
 
     Args:
-      f: The parsed flag values.
+      seed: set_random_seed()'s seed, or None.
+      tpu: A distribution.TpuConfig.
+      mixed_precision: One of precision.PRECISIONS.
+
+    Returns:
+      The tf.distribute.Strategy; models and optimizers go in its scope().
+    """
+    set_random_seed(seed)
+    strategy = tpu.resolve_strategy()
+    precision.set_precision_policy(mixed_precision, strategy)
+    return strategy
+
+
+def validate_batch_sizes(strategy, train_batch_size, gradient_accumulation_steps=1,
+                         do_train=True, **inference_batch_sizes):
+    """Checks that every batch size splits evenly over the replicas.
+
+    The training batch splits over replicas x micro-batches; eval and predict
+    batches over the replicas (8 on a v3-8 TPU, 1 on Colab's v5e-1). The
+    messages name the flags, which the config fields are named after.
+
+    Args:
       strategy: The strategy in use.
+      train_batch_size: The global training batch.
+      gradient_accumulation_steps: Micro-batches per update.
+      do_train: Whether the run trains (else the training batch is unused).
+      **inference_batch_sizes: Other batches by name, e.g. eval_batch_size=8.
 
     Returns:
       The per-replica micro-batch size of training.
@@ -175,17 +128,17 @@ def validate_batch_flags(f, strategy):
       ValueError: naming the flag whose batch does not split.
     """
     replicas = strategy.num_replicas_in_sync
-    parts = replicas * f.gradient_accumulation_steps
-    if getattr(f, "do_train", True) and f.train_batch_size % parts:
+    parts = replicas * gradient_accumulation_steps
+    if do_train and train_batch_size % parts:
         raise ValueError(
-            f"--train_batch_size={f.train_batch_size} must be a multiple of the "
+            f"--train_batch_size={train_batch_size} must be a multiple of the "
             f"{replicas} replica(s) x --gradient_accumulation_steps="
-            f"{f.gradient_accumulation_steps}")
-    for name in ("eval_batch_size", "predict_batch_size"):
-        if name in f and f[name].value % replicas:
-            raise ValueError(f"--{name}={f[name].value} must be a multiple of the {replicas} "
+            f"{gradient_accumulation_steps}")
+    for name, size in inference_batch_sizes.items():
+        if size % replicas:
+            raise ValueError(f"--{name}={size} must be a multiple of the {replicas} "
                              "replica(s)")
-    return f.train_batch_size // parts
+    return train_batch_size // parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,8 +177,8 @@ class TrainingConfig:
     adam_bias_correction: bool = True
     decay_after_warmup: bool = False
     gradient_accumulation_steps: int = 1
-    iterations_per_loop: int = 1000
-    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = ITERATIONS_PER_LOOP
+    save_checkpoints_steps: int = SAVE_CHECKPOINTS_STEPS
     log_every_secs: float | None = None
     save_checkpoints_secs: float | None = None
     keep_checkpoint_max: int = 5
@@ -233,39 +186,43 @@ class TrainingConfig:
     inference_precision: str = "float32"
 
     @classmethod
-    def from_flags(cls, flag_values, num_train_steps, num_warmup_steps, strategy=None,
-                   **overrides):
-        """Reads the flags define_training_flags() defined.
+    def for_strategy(cls, strategy, iterations_per_loop=None, save_checkpoints_steps=None,
+                     log_every_secs=None, save_checkpoints_secs=None, **fields):
+        """A TrainingConfig whose logging and saving cadence suits the device.
 
-        --log_every_secs and --save_checkpoints_secs apply when given, and by
-        default off a TPU unless --iterations_per_loop or
-        --save_checkpoints_steps (respectively) is given: a user who sets the
-        original's flag gets the original's behaviour.
+        Each cadence argument is None when the user left it unset. On a TPU a
+        host round trip is expensive, and the original's cadence stays: a
+        loop and a checkpoint every 1000 steps. On a CPU or GPU, 1000 steps
+        can take an hour: there each loop is sized to take about
+        LOG_EVERY_SECS and a checkpoint is also saved every
+        SAVE_CHECKPOINTS_SECS, unless the user gave iterations_per_loop
+        (respectively save_checkpoints_steps): who sets the original's
+        setting gets the original's behaviour.
 
         Args:
-          flag_values: The parsed absl flags.
-          num_train_steps: Computed by the script (from epochs, or a flag).
-          num_warmup_steps: Likewise.
-          strategy: The run's strategy; a TPUStrategy keeps the original's
-            step-based defaults.
-          **overrides: Fields to set otherwise than the flags say.
+          strategy: The run's strategy.
+          iterations_per_loop: Given, or None.
+          save_checkpoints_steps: Given, or None.
+          log_every_secs: Given, or None.
+          save_checkpoints_secs: Given, or None.
+          **fields: The other fields of TrainingConfig.
 
         Returns:
           A TrainingConfig.
         """
-        fields = {field.name: getattr(flag_values, field.name)
-                  for field in dataclasses.fields(cls)
-                  if field.name not in ("num_train_steps", "num_warmup_steps")}
-        fields.update(num_train_steps=num_train_steps, num_warmup_steps=num_warmup_steps)
-        fields["jit_compile"] = xla.parse_jit_compile(flag_values.jit_compile)
         on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
-        for secs, steps in (("log_every_secs", "iterations_per_loop"),
-                            ("save_checkpoints_secs", "save_checkpoints_steps")):
-            given = flag_values[secs].present
-            if not given and (on_tpu or flag_values[steps].present):
-                fields[secs] = None
-        fields.update(overrides)
-        return cls(**fields)
+        if log_every_secs is None and not (on_tpu or iterations_per_loop is not None):
+            log_every_secs = LOG_EVERY_SECS
+        if save_checkpoints_secs is None and not (on_tpu or save_checkpoints_steps is not None):
+            save_checkpoints_secs = SAVE_CHECKPOINTS_SECS
+        if iterations_per_loop is None:
+            iterations_per_loop = ITERATIONS_PER_LOOP
+        if save_checkpoints_steps is None:
+            save_checkpoints_steps = SAVE_CHECKPOINTS_STEPS
+        return cls(iterations_per_loop=iterations_per_loop,
+                   save_checkpoints_steps=save_checkpoints_steps,
+                   log_every_secs=log_every_secs, save_checkpoints_secs=save_checkpoints_secs,
+                   **fields)
 
 
 def _holds(checkpoint_path, prefix):
@@ -669,11 +626,9 @@ class Trainer:
         and given the trained weights on each call.
         """
         if policy not in self._predict_steps:
-            encoder, heads = self.encoder, self.heads
-            if policy != self.encoder.dtype_policy.name:
-                with self.strategy.scope():
-                    encoder, heads = precision.with_policy(
-                        self.task, self.encoder, self.heads, policy)
+            with self.strategy.scope():
+                encoder, heads = precision.with_policy(self.task, self.encoder, self.heads,
+                                                       policy)
 
             def replica_fn(features):  # one replica's share of a batch
                 outputs = self.task.forward(encoder, heads, features, training=False)

@@ -1,27 +1,11 @@
 """Whether the train, eval and predict steps are compiled with XLA (--jit_compile)."""
 
 import tensorflow as tf
-from absl import flags
-
-from bert_tf import tpu_rules
 
 keras = tf.keras
 
-
-def define_jit_compile_flag(flag_values=flags.FLAGS):
-    """Defines --jit_compile, for the scripts that train or predict.
-
-    Args:
-      flag_values: The absl FlagValues to define it in.
-    """
-    flags.DEFINE_enum(
-        "jit_compile", "auto", ["auto", "true", "false"],
-        "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
-        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused. With "
-        "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
-        f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "
-        "on any device (every step compiled, static input shapes checked).",
-        case_sensitive=False, flag_values=flag_values)
+# --jit_compile's values.
+JIT_COMPILE_CHOICES = ("auto", "true", "false")
 
 
 def parse_jit_compile(value):

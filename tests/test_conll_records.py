@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import conll, finetune_data, input_pipeline, tokenization
-from bert_tf.features import tagging_features
+from bert_tf.record_specs import tagging_features
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 

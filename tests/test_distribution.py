@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 import tensorflow as tf
-from absl import flags
 
 from bert_tf import distribution
 from bert_tf.modeling import BertModel
@@ -60,15 +59,6 @@ def test_the_replica_count_is_stated_when_num_tpu_cores_differs(monkeypatch):
         "--num_tpu_cores=8, but this TPU has 1 core(s): using 1 replica(s). Batch sizes are "
         "split over 1.",
         "Strategy: TPUStrategy with 1 replica(s), because --tpu=local."]
-
-
-def test_original_tpu_flags_are_defined_and_read():
-    values = flags.FlagValues()
-    distribution.define_tpu_flags(values)
-    values(["prog", "--num_tpu_cores=8", "--tpu_zone=us-central1-b"])
-    assert {"tpu", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
-            "num_tpu_cores"} <= set(values)
-    assert distribution.strategy_from_flags(values).num_replicas_in_sync == 1
 
 
 def test_mirrored_over_two_cpu_devices_matches_one_device(tiny_config, tiny_inputs,

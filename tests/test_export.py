@@ -13,7 +13,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 
-from bert_tf import export, tokenization
+from bert_tf import export, export_runner, tokenization
 from bert_tf.config import BertConfig
 from bert_tf.heads import ClassifierHead
 from bert_tf.modeling import BertModel
@@ -188,7 +188,7 @@ def test_a_bfloat16_export_takes_and_gives_the_same_types_and_close_values(tmp_p
 
 def test_export_says_which_shapes_it_wrote(exported, tmp_path):
     encoder, head, export_dir = exported
-    info = export.read_info(export_dir)
+    info = export_runner.read_info(export_dir)
     assert info["task"] == "ClassificationTask"
     assert info["shapes"] == "dynamic" and info["precision"] == "float32"
     assert info["max_seq_length"] == SEQ and "XLA" in info["shapes_description"]
@@ -199,8 +199,8 @@ def test_export_says_which_shapes_it_wrote(exported, tmp_path):
     static_dir = str(tmp_path / "static")
     export.export_task(static_dir, ClassificationTask(3), encoder, {"classifier": head},
                        VOCAB, True, SEQ, shapes="static")
-    assert export.read_info(static_dir)["shapes"] == "static"
-    assert export.read_info(str(tmp_path)) is None
+    assert export_runner.read_info(static_dir)["shapes"] == "static"
+    assert export_runner.read_info(str(tmp_path)) is None
 
 
 # Run in a fresh Python: the export needs TensorFlow and tensorflow_text only.

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from bert_tf import features, finetune_data, input_pipeline
+from bert_tf import finetune_data, input_pipeline, record_specs
 
 
 def _window(sentence_index):
@@ -12,7 +12,7 @@ def _window(sentence_index):
 
 
 def test_padding_records_fill_the_last_batch_with_zeros(tmp_path):
-    specs = features.tagging_features(4)
+    specs = record_specs.tagging_features(4)
     path = str(tmp_path / "windows.tf_record")
     written = finetune_data.write_records(path, [_window(5), _window(6)], specs,
                                           pad_to_multiple_of=3)
@@ -26,7 +26,7 @@ def test_padding_records_fill_the_last_batch_with_zeros(tmp_path):
 
 
 def test_without_padding_every_record_is_real(tmp_path):
-    specs = features.tagging_features(4)
+    specs = record_specs.tagging_features(4)
     path = str(tmp_path / "windows.tf_record")
     assert finetune_data.write_records(path, [_window(0)] * 4, specs) == 4
     assert finetune_data.padding_record(specs)["sentence_index"] == 0
@@ -35,7 +35,7 @@ def test_without_padding_every_record_is_real(tmp_path):
 
 
 def test_a_padding_record_has_each_features_shape(tmp_path):
-    specs = features.multiple_choice_features(num_choices=2, max_seq_length=4)
+    specs = record_specs.multiple_choice_features(num_choices=2, max_seq_length=4)
     padding = finetune_data.padding_record(specs)
     assert np.shape(padding["input_ids"]) == (2, 4)
     assert padding["is_real_example"] == 0
@@ -50,7 +50,7 @@ def test_a_padding_record_has_each_features_shape(tmp_path):
 
 def test_real_records_may_give_one_value_features_as_lists_next_to_the_padding(tmp_path):
     """The padding row gives label_ids as 0; a family's records may give [label]."""
-    specs = features.multiple_choice_features(num_choices=2, max_seq_length=4)
+    specs = record_specs.multiple_choice_features(num_choices=2, max_seq_length=4)
     record = {"input_ids": np.ones((2, 4), np.int64), "input_mask": np.ones((2, 4), np.int64),
               "segment_ids": np.zeros((2, 4), np.int64), "label_ids": [1],
               "is_real_example": [1]}

@@ -7,8 +7,8 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import glue, input_pipeline, tfrecord, tokenization
-from bert_tf.features import classification_features
 from bert_tf.glue import InputExample
+from bert_tf.record_specs import classification_features
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

@@ -17,7 +17,7 @@ import tensorflow as tf
 from dataset_helpers import read_all
 
 from bert_tf import input_pipeline, pretraining_data
-from bert_tf.features import pretraining_features
+from bert_tf.record_specs import pretraining_features
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")

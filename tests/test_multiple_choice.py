@@ -11,17 +11,14 @@ the right choice.
 import os
 
 import numpy as np
-from absl import flags
 
 from bert_tf import (
-    distribution,
     finetune,
     finetune_data,
     input_pipeline,
     io_utils,
     swag,
     tfrecord,
-    training,
 )
 from bert_tf.config import BertConfig
 from bert_tf.tasks import MultipleChoiceTask
@@ -118,21 +115,15 @@ def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(t
     config.to_json_file(str(tmp_path / "bert_config.json"))
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("".join(f"[unused{i}]\n" for i in range(VOCAB)), encoding="utf-8")
-    flag_values = flags.FlagValues()
-    finetune.define_finetune_flags(flag_values)
-    finetune.define_padding_flags(flag_values)
-    training.define_training_flags(flag_values)
-    distribution.define_tpu_flags(flag_values)
     output_dir = tmp_path / "run"
-    # A script's command line: its flags, as the user gives them.
-    flag_values([
-        "test", "--do_train", "--do_eval", f"--output_dir={output_dir}",
-        f"--bert_config_file={tmp_path / 'bert_config.json'}", f"--vocab_file={vocab}",
-        f"--max_seq_length={SEQ}", "--train_batch_size=16", "--eval_batch_size=16",
-        "--learning_rate=3e-3", "--num_train_epochs=10", "--dynamic_padding", "--seed=1"])
-    files, strategy = finetune.start(flag_values)
+    run = finetune.FinetuneConfig(
+        output_dir=str(output_dir), bert_config_file=str(tmp_path / "bert_config.json"),
+        vocab_file=str(vocab), max_seq_length=SEQ, do_train=True, do_eval=True,
+        train_batch_size=16, eval_batch_size=16, learning_rate=3e-3, num_train_epochs=10,
+        dynamic_padding=True, seed=1)
+    files, strategy = finetune.start(run)
     data = GeneratedQuestions({"train": 256, "dev": 64})
-    finetune.run(MultipleChoiceTask(CHOICES, SEQ), data, flag_values, files, strategy)
+    finetune.run(run, MultipleChoiceTask(CHOICES, SEQ), data, files, strategy)
 
     with open(os.path.join(output_dir, "eval_results.txt"), encoding="utf-8") as f:
         results = dict(line.strip().split(" = ") for line in f)

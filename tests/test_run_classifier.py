@@ -30,7 +30,7 @@ from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import (
     checkpoints,
-    export,
+    export_runner,
     finetune,
     glue,
     input_pipeline,
@@ -289,9 +289,9 @@ def test_predict_entities_refuses_what_is_not_a_tagger_export(mrpc_run, tmp_path
     # An export of bert_tf's from before exports named their task: its
     # signature tells. And a folder that is no SavedModel at all.
     untold = shutil.copytree(export_dir, tmp_path / "untold")
-    info = json.loads((untold / export.INFO_FILE).read_text())
+    info = json.loads((untold / export_runner.INFO_FILE).read_text())
     del info["task"]
-    (untold / export.INFO_FILE).write_text(json.dumps(info))
+    (untold / export_runner.INFO_FILE).write_text(json.dumps(info))
     for folder, message in [
             (export_dir, f"{export_dir} holds a ClassificationTask model, not a TaggingTask "
                          "one: use predict_text.py"),

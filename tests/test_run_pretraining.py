@@ -6,7 +6,7 @@ Each test starts the script in a subprocess on the CPU, with a tiny model
   - tests/fixtures/pretraining_original.tfrecord: 28 records that Google's
     original create_pretraining_data.py wrote (max_seq_length 32,
     max_predictions_per_seq 5; see tests/test_input_pipeline.py);
-  - synthetic records written here with bert_tf.features' pretraining contract,
+  - synthetic records written here with bert_tf.record_specs' pretraining contract,
     in which every masked token is a function of its position and the
     next-sentence label shows at [CLS]: the loss falls from about 4 to
     near 0 in a few dozen steps, so that a resumed run is easy to tell from
@@ -28,7 +28,7 @@ import tensorflow as tf
 from absl import flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import checkpoints, distribution, features, input_pipeline, training
+from bert_tf import checkpoints, distribution, input_pipeline, record_specs, script_flags
 from bert_tf.config import BertConfig
 from bert_tf.modeling import BertModel
 from bert_tf.tasks import PretrainingTask
@@ -136,9 +136,9 @@ def synthetic(tmp_path_factory):
 
 
 def _write_synthetic_records(path, n, seed=0):
-    """Writes n records that follow features.pretraining_features."""
+    """Writes n records that follow record_specs.pretraining_features."""
     rng = np.random.default_rng(seed)
-    specs = features.pretraining_features(SEQ, PREDICTIONS)
+    specs = record_specs.pretraining_features(SEQ, PREDICTIONS)
     with tf.io.TFRecordWriter(path) as writer:
         for _ in range(n):
             input_ids = rng.integers(5, VOCAB_SIZE, size=SEQ)
@@ -156,7 +156,7 @@ def _write_synthetic_records(path, n, seed=0):
                 assert len(value) == spec.length
                 feature[spec.name] = (
                     tf.train.Feature(float_list=tf.train.FloatList(value=value))
-                    if spec.dtype == features.FLOAT32
+                    if spec.dtype == record_specs.FLOAT32
                     else tf.train.Feature(int64_list=tf.train.Int64List(value=value)))
             writer.write(tf.train.Example(
                 features=tf.train.Features(feature=feature)).SerializeToString())
@@ -465,8 +465,8 @@ def test_help_explains_every_flag():
     names = {"input_file", "eval_input_file", "max_predictions_per_seq", "num_train_steps",
              "num_warmup_steps", "max_eval_steps"}
     shared = flags.FlagValues()
-    training.define_training_flags(shared)
-    distribution.define_tpu_flags(shared)
+    script_flags.define_training_flags(shared)
+    script_flags.define_tpu_flags(shared)
     names |= set(shared)
     result = run_script("--help")  # absl exits with 1 after --help
     for name in sorted(names):

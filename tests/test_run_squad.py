@@ -195,7 +195,7 @@ def test_a_window_without_room_for_the_context_is_refused_at_once(checkpoint, tm
                         "--max_seq_length=40")
     assert result.returncode != 0
     assert ("run_squad.py: error: flags max_seq_length=40, max_query_length=64: "
-            "--max_seq_length must be greater than --max_query_length + 3") in result.stderr
+            "--max_seq_length=40 must be greater than --max_query_length=64 + 3") in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
 

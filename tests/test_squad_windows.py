@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import finetune_data, input_pipeline, tokenization
-from bert_tf.features import question_answering_features
+from bert_tf.record_specs import question_answering_features
 from bert_tf.squad import reading, records, windows
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")

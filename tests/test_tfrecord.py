@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import tfrecord
-from bert_tf.features import FLOAT32, INT64, FeatureSpec
+from bert_tf.record_specs import FLOAT32, INT64, FeatureSpec
 
 
 def write(path, columns):

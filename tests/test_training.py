@@ -7,7 +7,6 @@ import types
 import numpy as np
 import pytest
 import tensorflow as tf
-from absl import flags
 
 from bert_tf import (
     checkpoints,
@@ -135,17 +134,6 @@ def test_resume_ignores_how_often_a_run_logs_and_saves_but_not_its_schedule(conf
     assert quieter.restore() == "resumed"
     quieter.train(_dataset_fn(examples, 8), 4, 8)
     assert quieter.global_step == 4
-
-
-def test_decay_after_warmup_flag_reaches_the_optimizer(config, tmp_path):
-    flag_values = _parsed_training_flags(f"--output_dir={tmp_path}", "--decay_after_warmup",
-                                         "--learning_rate=0.01")
-    trainer = training.Trainer(
-        PretrainingTask(), config, tf.distribute.get_strategy(),
-        training.TrainingConfig.from_flags(flag_values, 10, 2))
-    trainer.optimizer.iterations.assign(2)
-    # At the end of warmup the rate is the peak, not the original's 0.8 of it.
-    np.testing.assert_allclose(float(trainer.optimizer.learning_rate), 0.01, rtol=1e-6)
 
 
 def test_accumulated_micro_batches_match_one_large_batch(config, tmp_path):
@@ -414,28 +402,27 @@ def test_bfloat16_training_keeps_float32_checkpoints_that_load_into_float32(conf
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
-def test_every_batch_flag_must_split_over_the_replicas():
+def test_every_batch_size_must_split_over_the_replicas():
     """8 replicas (a v3-8), as --num_tpu_cores=8 suggests; Colab's v5e-1 has 1."""
-    values = flags.FlagValues()
-    training.define_training_flags(values)
-    flags.DEFINE_integer("predict_batch_size", 8, "", flag_values=values)
-    values(["prog", "--train_batch_size=32", "--eval_batch_size=12"])
     eight, one = (types.SimpleNamespace(num_replicas_in_sync=n) for n in (8, 1))
+
+    def validate(strategy, train=32, do_train=False, eval_size=16, predict_size=8):
+        return training.validate_batch_sizes(strategy, train, do_train=do_train,
+                                             eval_batch_size=eval_size,
+                                             predict_batch_size=predict_size)
+
     with pytest.raises(ValueError,
                        match=r"^--eval_batch_size=12 must be a multiple of the 8 replica\(s\)$"):
-        training.validate_batch_flags(values, eight)
-    values.eval_batch_size = 16
-    assert training.validate_batch_flags(values, eight) == 4  # per replica
-    values.predict_batch_size = 4
+        validate(eight, eval_size=12)
+    assert validate(eight) == 4  # per replica
     with pytest.raises(ValueError, match=r"^--predict_batch_size=4 must be a multiple"):
-        training.validate_batch_flags(values, eight)
-    values.predict_batch_size = 8
-    values.train_batch_size = 36  # checked only when training
-    assert training.validate_batch_flags(values, eight) == 4
-    values.do_train = True
+        validate(eight, predict_size=4)
+    assert validate(eight, train=36) == 4  # checked only when training
     with pytest.raises(ValueError, match=r"^--train_batch_size=36 must be a multiple of the 8"):
-        training.validate_batch_flags(values, eight)
-    assert training.validate_batch_flags(values, one) == 36
+        validate(eight, train=36, do_train=True)
+    assert validate(one, train=36, do_train=True) == 36
+    with pytest.raises(ValueError, match=r"x --gradient_accumulation_steps=3$"):
+        training.validate_batch_sizes(one, 32, gradient_accumulation_steps=3)
 
 
 def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_path,
@@ -475,30 +462,7 @@ def test_durations_read_as_a_person_would_write_them():
     assert progress.format_duration(2 * 3600 + 3 * 60 + 20) == "2h03m"
 
 
-def _parsed_training_flags(*argv):
-    values = flags.FlagValues()
-    training.define_training_flags(values)
-    values(["prog", *argv])
-    return values
 
-
-def test_time_based_defaults_apply_off_a_tpu_unless_the_original_flags_are_given():
-    def config(*argv, strategy=None):
-        return training.TrainingConfig.from_flags(
-            _parsed_training_flags("--output_dir=/tmp/x", *argv), 10, 1, strategy)
-
-    default = config()
-    assert (default.log_every_secs, default.save_checkpoints_secs) == (30.0, 600.0)
-    assert (default.iterations_per_loop, default.save_checkpoints_steps) == (1000, 1000)
-    original = config("--iterations_per_loop=50", "--save_checkpoints_steps=100")
-    assert (original.log_every_secs, original.save_checkpoints_secs) == (None, None)
-    both = config("--iterations_per_loop=50", "--log_every_secs=5")
-    assert (both.log_every_secs, both.save_checkpoints_secs) == (5.0, 600.0)
-    # A TPUStrategy keeps the original's defaults: only the type is looked at.
-    tpu = tf.distribute.TPUStrategy.__new__(tf.distribute.TPUStrategy)
-    assert (config(strategy=tpu).log_every_secs, config(strategy=tpu).save_checkpoints_secs) \
-        == (None, None)
-    assert config("--save_checkpoints_secs=60", strategy=tpu).save_checkpoints_secs == 60.0
 
 
 def test_time_based_loops_and_checkpoints_in_a_run(config, tmp_path):
@@ -540,3 +504,27 @@ def test_a_trained_runs_checkpoint_loads_its_model_and_names_the_rest_training_s
                         v for name in sorted(heads) for v in heads[name].trainable_variables],
                     strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_the_cadence_is_time_based_off_a_tpu_unless_the_original_settings_are_given():
+    def cadence(strategy=None, **given):
+        config = training.TrainingConfig.for_strategy(
+            strategy or tf.distribute.get_strategy(), output_dir="/tmp/x", num_train_steps=10,
+            **given)
+        return (config.iterations_per_loop, config.save_checkpoints_steps,
+                config.log_every_secs, config.save_checkpoints_secs)
+
+    assert cadence() == (1000, 1000, 30.0, 600.0)
+    assert cadence(iterations_per_loop=50, save_checkpoints_steps=100) == (50, 100, None, None)
+    assert cadence(iterations_per_loop=50, log_every_secs=5.0) == (50, 1000, 5.0, 600.0)
+    # A TPUStrategy keeps the original's cadence: only the type is looked at.
+    tpu = tf.distribute.TPUStrategy.__new__(tf.distribute.TPUStrategy)
+    assert cadence(tpu) == (1000, 1000, None, None)
+    assert cadence(tpu, save_checkpoints_secs=60.0) == (1000, 1000, None, 60.0)
+
+
+def test_decay_after_warmup_reaches_the_optimizer(config, tmp_path):
+    trainer = _trainer(config, tmp_path, steps=10, learning_rate=0.01, decay_after_warmup=True)
+    trainer.optimizer.iterations.assign(2)
+    # At the end of warmup the rate is the peak, not the original's 0.8 of it.
+    np.testing.assert_allclose(float(trainer.optimizer.learning_rate), 0.01, rtol=1e-6)

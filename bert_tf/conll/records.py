@@ -12,7 +12,7 @@ on both sides, as the original run_squad.py chooses for each token. So every
 word gets exactly one prediction, none is dropped or given twice. Each window
 holds its sentence only: no text of neighbouring sentences is added.
 
-The records follow features.tagging_features; finetune_data.write_records
+The records follow record_specs.tagging_features; finetune_data.write_records
 writes them. ConllData is run_ner.py's data for finetune.run, and
 ConllReferences what it gives tasks.TaggingTask to score or write a split.
 """
@@ -119,7 +119,7 @@ def convert_sentence(sentence_index, words, label_ids, tokenizer, max_seq_length
       stride: Pieces between the starts of a long sentence's windows.
 
     Returns:
-      A list of feature dicts (features.tagging_features), one per window.
+      A list of feature dicts (record_specs.tagging_features), one per window.
     """
     window_size = max_seq_length - 2
     pieces, first_piece = word_pieces(tokenizer, words, window_size)

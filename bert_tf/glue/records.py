@@ -1,7 +1,7 @@
 """GLUE examples -> classification records, as the original run_classifier.py wrote them.
 
 Each example becomes one tf.train.Example with input_ids, input_mask,
-segment_ids, label_ids and is_real_example (features.classification_features,
+segment_ids, label_ids and is_real_example (record_specs.classification_features,
 which input_pipeline.finetuning_dataset reads), written by
 finetune_data.write_records. Files are written to output_dir like the
 original's train.tf_record, so that a TPU reads them from GCS.
@@ -16,8 +16,7 @@ what it gives tasks.ClassificationTask to score or write a split.
 
 import dataclasses
 
-from bert_tf import features as feature_contracts
-from bert_tf import finetune_data, run_dir, tokenization
+from bert_tf import finetune_data, record_specs, run_dir, tokenization
 from bert_tf.glue.reading import GlueDataError
 from bert_tf.glue.splits import read_split
 
@@ -103,7 +102,7 @@ def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
     records = [convert_example(e, label_map, max_seq_length, tokenizer, is_regression)
                for e in examples]
     return finetune_data.write_records(
-        path, records, feature_contracts.classification_features(max_seq_length, is_regression),
+        path, records, record_specs.classification_features(max_seq_length, is_regression),
         pad_to_multiple_of)
 
 

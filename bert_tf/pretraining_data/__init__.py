@@ -2,7 +2,7 @@
 
 The input is UTF-8 text with one sentence per line and a blank line between
 documents. Each output record is a tf.train.Example with the features of
-`bert_tf.features.pretraining_features`: a pair laid out as
+`bert_tf.record_specs.pretraining_features`: a pair laid out as
 [CLS] A [SEP] B [SEP], where B is the text that follows A half of the time and
 a random span of another document otherwise, with some word pieces masked.
 

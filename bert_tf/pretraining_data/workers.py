@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from bert_tf import features, tfrecord, tokenization
+from bert_tf import record_specs, tfrecord, tokenization
 from bert_tf.pretraining_data.config import PAIRS_STREAM, PretrainingDataSummary
 from bert_tf.pretraining_data.corpus import CachedTokenizer
 from bert_tf.pretraining_data.instances import pack_pairs, plan_block
@@ -43,7 +43,7 @@ class _Generator:
         tokenizer = tokenization.FullTokenizer(config.vocab_file, config.do_lower_case)
         self.vocab = tokenization.VocabTables(tokenizer.vocab)
         self.tokenizer = CachedTokenizer(tokenizer)
-        self.features = features.pretraining_features(
+        self.features = record_specs.pretraining_features(
             config.max_seq_length, config.max_predictions_per_seq)
 
     def _random_generators(self, window_index, pass_index, block_index):

@@ -6,7 +6,7 @@ file is a `SquadDataError` that names the file and the question id or JSON
 location. `convert_examples_to_features` cuts each example into the
 original's `[CLS] question [SEP] context span [SEP]` windows (`InputFeatures`),
 tokenizing each distinct context and word once; `window_record` makes each
-the record of `features.question_answering_features`, and `SquadData` gives finetune.run
+the record of `record_specs.question_answering_features`, and `SquadData` gives finetune.run
 a run's files as those records. `write_predictions` turns the
 windows' start and end logits back into answer texts, n-best lists and null
 odds, as the original does; `evaluate` and `evaluate_v1` score them with the
@@ -34,6 +34,7 @@ from bert_tf.squad.records import SquadData, SquadReferences, window_record
 from bert_tf.squad.windows import (
     InputFeatures,
     check_is_max_context,
+    check_window_lengths,
     convert_examples_to_features,
     improve_answer_span,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "SquadReferences",
     "answerable_questions",
     "check_is_max_context",
+    "check_window_lengths",
     "convert_examples_to_features",
     "evaluate",
     "evaluate_v1",

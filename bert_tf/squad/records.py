@@ -1,6 +1,6 @@
 """SQuAD questions -> windows -> records, as the original run_squad.py's FeatureWriter wrote them.
 
-A window's record follows features.question_answering_features: unique_ids, input_ids,
+A window's record follows record_specs.question_answering_features: unique_ids, input_ids,
 input_mask, segment_ids, in training start_positions and end_positions, and
 is_real_example; finetune_data.write_records writes them, padding a
 prediction set to full batches with records whose results are dropped before
@@ -33,7 +33,7 @@ def window_record(window, max_seq_length, is_training):
       is_training: Whether to add start_positions and end_positions.
 
     Returns:
-      A feature dict of features.question_answering_features' layout.
+      A feature dict of record_specs.question_answering_features' layout.
 
     Raises:
       ValueError: for a window of another length, or a training window

@@ -246,6 +246,26 @@ def _answer_pieces(example, context, tokenizer):
                                example.orig_answer_text)
 
 
+def check_window_lengths(max_seq_length, max_query_length):
+    """Checks that a window has room for context after the question.
+
+    A window is [CLS] question [SEP] context [SEP]: with max_query_length
+    question pieces and the three special tokens, max_seq_length must leave
+    at least one piece of context.
+
+    Args:
+      max_seq_length: Pieces per window (--max_seq_length).
+      max_query_length: Question pieces kept (--max_query_length).
+
+    Raises:
+      ValueError: naming both flags.
+    """
+    if max_seq_length <= max_query_length + 3:
+        raise ValueError(f"--max_seq_length={max_seq_length} must be greater than "
+                         f"--max_query_length={max_query_length} + 3 ([CLS], [SEP], [SEP]), "
+                         "to leave room for the context")
+
+
 def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride,
                                  max_query_length, is_training, unique_id_start=1000000000):
     """Converts examples to the windows the model reads, as the original does.
@@ -271,9 +291,7 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
         max_query_length question pieces and the three special tokens, or
         doc_stride is not positive (the original would loop forever).
     """
-    if max_seq_length <= max_query_length + 3:
-        raise ValueError(f"max_seq_length ({max_seq_length}) must exceed max_query_length "
-                         f"({max_query_length}) + 3, to leave room for the context")
+    check_window_lengths(max_seq_length, max_query_length)
     if doc_stride < 1:
         raise ValueError(f"doc_stride must be positive, not {doc_stride}")
     tokenizations = _Tokenizations(tokenizer)

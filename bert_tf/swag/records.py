@@ -1,6 +1,6 @@
 """SWAG examples -> multiple-choice records, SwagData for finetune.run, and the predictions file.
 
-Each question becomes one record of features.multiple_choice_features: one
+Each question becomes one record of record_specs.multiple_choice_features: one
 [CLS] context [SEP] start + ending [SEP] sequence per ending, each packed and
 truncated as run_classifier.py packs a pair (tokenization.pack_ids).
 """

@@ -3,7 +3,7 @@
 A task is what training.Trainer, checkpoints.py and export.py are given so
 that they need to know nothing task-specific. It declares:
 
-  feature_specs()   the records it reads (a features.py contract, TF-free);
+  feature_specs()   the records it reads (a record_specs.py layout, TF-free);
   prediction_feature_specs()  those of the records it predicts on, where
                     they lack the training labels (optional: by default
                     the same);
@@ -67,7 +67,7 @@ class Task(abc.ABC):
         """The records this task reads.
 
         Returns:
-          A tuple of features.FeatureSpec.
+          A tuple of record_specs.FeatureSpec.
         """
 
     def prediction_feature_specs(self):
@@ -79,7 +79,7 @@ class Task(abc.ABC):
         set).
 
         Returns:
-          A tuple of features.FeatureSpec.
+          A tuple of record_specs.FeatureSpec.
         """
         return self.feature_specs()
 

@@ -5,8 +5,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import features as feature_contracts
-from bert_tf import glue, serving
+from bert_tf import glue, record_specs, serving
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
@@ -49,7 +48,7 @@ class ClassificationTask(Task):
 
     def feature_specs(self):
         """run_classifier.py's records (the original's)."""
-        return feature_contracts.classification_features(self.max_seq_length,
+        return record_specs.classification_features(self.max_seq_length,
                                                          self.is_regression)
 
     def hf_config(self):

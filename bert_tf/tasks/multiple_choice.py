@@ -3,7 +3,7 @@
 A family whose records hold several sequences: each
 record is one question with num_choices [CLS] context [SEP] ending [SEP]
 sequences, so its input_ids, input_mask and segment_ids have the leading
-shape (num_choices,) (features.FeatureSpec.leading_shape). The reader gives
+shape (num_choices,) (record_specs.FeatureSpec.leading_shape). The reader gives
 them back as [batch, choices, seq], --dynamic_padding cuts the same columns
 from every choice, and the model scores each choice on its own, as the BERT
 paper scores SWAG: the pooled [CLS] output through one dense unit, a softmax
@@ -19,8 +19,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import features as feature_contracts
-from bert_tf import serving, swag
+from bert_tf import record_specs, serving, swag
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs
 
@@ -32,7 +31,7 @@ _CLASSIFIER = ClassifierHead.checkpoint_key
 class MultipleChoiceTask(Task):
     """Picks the right one of num_choices sequences (SWAG).
 
-    Features: features.multiple_choice_features'.
+    Features: record_specs.multiple_choice_features'.
     """
 
     serving_tool = "predict_choices.py"
@@ -49,7 +48,7 @@ class MultipleChoiceTask(Task):
 
     def feature_specs(self):
         """[choices, seq] sequences, the label and is_real_example."""
-        return feature_contracts.multiple_choice_features(self.num_choices,
+        return record_specs.multiple_choice_features(self.num_choices,
                                                           self.max_seq_length)
 
     def hf_config(self):

@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import features as feature_contracts
+from bert_tf import record_specs
 from bert_tf.heads import MaskedLMHead, NextSentenceHead
 from bert_tf.tasks.base import Task, encoder_inputs
 
@@ -27,7 +27,7 @@ class PretrainingTask(Task):
 
     def feature_specs(self):
         """create_pretraining_data.py's records."""
-        return feature_contracts.pretraining_features(self.max_seq_length,
+        return record_specs.pretraining_features(self.max_seq_length,
                                                       self.max_predictions_per_seq)
 
     def create_heads(self, encoder):

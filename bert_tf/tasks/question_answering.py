@@ -18,8 +18,7 @@ more than null_score_diff_threshold.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import features as feature_contracts
-from bert_tf import serving, squad
+from bert_tf import record_specs, serving, squad
 from bert_tf.heads import SpanHead
 from bert_tf.tasks.base import Task, encoder_inputs
 
@@ -33,7 +32,7 @@ _PADDING_LOGIT = -10000.0
 class QuestionAnsweringTask(Task):
     """Finds each question's answer span in its context (SQuAD).
 
-    Features (features.question_answering_features): input_ids, input_mask, segment_ids
+    Features (record_specs.question_answering_features): input_ids, input_mask, segment_ids
     [batch, seq]; unique_ids [batch, 1]; start_positions and end_positions
     [batch, 1] in training records only; is_real_example [batch, 1].
     """
@@ -63,9 +62,7 @@ class QuestionAnsweringTask(Task):
         """
         if max_answer_length < 1:
             raise ValueError(f"--max_answer_length={max_answer_length} must be at least 1")
-        if max_seq_length <= max_query_length + 3:
-            raise ValueError(f"--max_seq_length={max_seq_length} must be greater than "
-                             f"--max_query_length={max_query_length} + 3")
+        squad.check_window_lengths(max_seq_length, max_query_length)
         self.max_seq_length = max_seq_length
         self.version_2_with_negative = version_2_with_negative
         self.n_best_size = n_best_size
@@ -82,12 +79,12 @@ class QuestionAnsweringTask(Task):
 
     def feature_specs(self):
         """run_squad.py's training records (the original's, plus is_real_example)."""
-        return feature_contracts.question_answering_features(self.max_seq_length, is_training=True)
+        return record_specs.question_answering_features(self.max_seq_length, is_training=True)
 
     def prediction_feature_specs(self):
         """run_squad.py's prediction records: without the answer's positions,
         which are scored on text instead (score())."""
-        return feature_contracts.question_answering_features(self.max_seq_length, is_training=False)
+        return record_specs.question_answering_features(self.max_seq_length, is_training=False)
 
     def create_heads(self, encoder):
         """Returns {"squad": SpanHead}."""

@@ -13,8 +13,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import conll, serving
-from bert_tf import features as feature_contracts
+from bert_tf import conll, record_specs, serving
 from bert_tf.heads import ClassifierHead
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
@@ -60,7 +59,7 @@ def word_predictions(predictions, sentence_lengths):
 class TaggingTask(Task):
     """Tags each word (its first word piece) with one of label_list.
 
-    Features (features.tagging_features): input_ids, input_mask, segment_ids,
+    Features (record_specs.tagging_features): input_ids, input_mask, segment_ids,
     label_ids, label_weights, word_ids [batch, seq]; sentence_index and
     is_real_example [batch, 1].
     """
@@ -87,7 +86,7 @@ class TaggingTask(Task):
 
     def feature_specs(self):
         """run_ner.py's records (conll.convert_sentences')."""
-        return feature_contracts.tagging_features(self.max_seq_length)
+        return record_specs.tagging_features(self.max_seq_length)
 
     def create_heads(self, encoder):
         """Returns {"classifier": ClassifierHead} with one output per tag."""

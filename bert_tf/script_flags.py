@@ -1,0 +1,330 @@
+"""The flags that the training and fine-tuning scripts share, and the configs they make.
+
+Each flag is defined here once, with the original repository's name and
+default where it had one (the default written in the config the flag
+sets), and read here once: a script defines the groups
+it needs, and turns the parsed values into the library's typed configs
+(finetune.FinetuneConfig, training.TrainingConfig, distribution.TpuConfig)
+with the functions below. Nothing else in bert_tf reads a flag, so the
+notebook and Python callers build the same configs directly.
+
+A flag the user did not give becomes None in a config where the library
+chooses by device (the loop and checkpoint cadence) or by checkpoint
+(--do_lower_case: the Hugging Face folder's record).
+"""
+
+from absl import flags
+
+from bert_tf import (
+    distribution,
+    finetune,
+    input_pipeline,
+    optimization,
+    precision,
+    serving,
+    tpu_rules,
+    training,
+    xla,
+)
+
+# The configs whose defaults the flags take: each default is written once.
+TRAINING = training.TrainingConfig
+FINETUNE = finetune.FinetuneConfig
+
+
+def define_training_flags(flag_values=flags.FLAGS):
+    """Defines the flags that run_pretraining.py and the fine-tuning scripts share.
+
+    The original's flags keep their names and defaults; the others are new
+    and default to the original's behaviour.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "bert_config_file", None,
+        "bert_config.json of the model (the original's or a Hugging Face config.json). "
+        "Optional when init_checkpoint is a Hugging Face folder or has one beside it.", **fv)
+    flags.DEFINE_string(
+        "output_dir", None, "Where checkpoints, summaries and results are written. A run "
+        "resumes from the newest checkpoint here by itself.", **fv)
+    flags.DEFINE_string(
+        "init_checkpoint", None,
+        "Initial weights: an original Google bert_model.ckpt, a Hugging Face folder "
+        "(config.json + model.safetensors), or a bert_tf checkpoint.", **fv)
+    # Bounds are checked when the flags are parsed, before any work: a
+    # --max_seq_length=2 would turn every example into [CLS][SEP].
+    flags.DEFINE_integer(
+        "max_seq_length", FINETUNE.max_seq_length,
+        "Tokens per sequence after WordPiece, [CLS]/[SEP] included. "
+        "Longer inputs are truncated, shorter ones padded.", lower_bound=4, **fv)
+    flags.DEFINE_bool("do_train", False, "Whether to run training.", **fv)
+    flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.", **fv)
+    flags.DEFINE_integer("train_batch_size", FINETUNE.train_batch_size,
+                         "Total (global) batch size for training.",
+                         lower_bound=1, **fv)
+    flags.DEFINE_integer("eval_batch_size", FINETUNE.eval_batch_size, "Total batch size for eval.",
+                         lower_bound=1, **fv)
+    flags.DEFINE_float("learning_rate", TRAINING.learning_rate,
+                       "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
+    flags.register_validator("learning_rate", lambda value: value >= 0,
+                             "--learning_rate must not be negative", flag_values=flag_values)
+    flags.DEFINE_integer("save_checkpoints_steps", training.SAVE_CHECKPOINTS_STEPS,
+                         "Save a checkpoint every this many steps, and at the end.",
+                         lower_bound=1, **fv)
+    flags.DEFINE_integer("iterations_per_loop", training.ITERATIONS_PER_LOOP,
+                         "The most steps per tf.function call (one host round trip); a "
+                         "progress line is logged once per loop.", lower_bound=1, **fv)
+    flags.DEFINE_float(
+        "log_every_secs", training.LOG_EVERY_SECS,
+        "On a CPU or GPU, unless --iterations_per_loop is given: size each loop from the "
+        "measured step time to take about this long, so that a progress line (step, loss, "
+        "lr, examples/s, time left) comes this often. On a TPU only when given.",
+        lower_bound=0.0, **fv)
+    flags.DEFINE_float(
+        "save_checkpoints_secs", training.SAVE_CHECKPOINTS_SECS,
+        "On a CPU or GPU, unless --save_checkpoints_steps is given: also save a "
+        "checkpoint once this long has passed since the last one, so that a killed run "
+        "loses at most this much. On a TPU only when given.", lower_bound=0.0, **fv)
+    flags.DEFINE_enum(
+        "optimizer", TRAINING.optimizer, list(optimization.OPTIMIZERS),
+        "adamw: the original's Adam with decoupled weight decay; lamb: for large batches.", **fv)
+    flags.DEFINE_bool(
+        "adam_bias_correction", TRAINING.adam_bias_correction,
+        "Apply Adam's bias correction, which the original omitted; "
+        "--noadam_bias_correction gives the original's update.", **fv)
+    flags.DEFINE_bool(
+        "decay_after_warmup", TRAINING.decay_after_warmup,
+        "Decay the learning rate linearly from its peak at the end of warmup to 0 "
+        "(Hugging Face's schedule). By default the decay runs from step 0, as in the "
+        "original, so the rate drops to 1 - warmup_proportion of the peak after warmup.",
+        **fv)
+    flags.DEFINE_integer(
+        "gradient_accumulation_steps", TRAINING.gradient_accumulation_steps,
+        "Micro-batches per update: train_batch_size is split into this many pieces, so "
+        "that a large batch fits in memory.", lower_bound=1, **fv)
+    flags.DEFINE_enum(
+        "mixed_precision", FINETUNE.mixed_precision, list(precision.PRECISIONS),
+        "Training's precision. auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a "
+        "CPU, bfloat16 where it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in "
+        f"/proc/cpuinfo; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
+        "float32.", **fv)
+    flags.DEFINE_enum(
+        "inference_precision", TRAINING.inference_precision, list(precision.INFERENCE_PRECISIONS),
+        "What --do_eval and --do_predict outputs and --export_dir SavedModels compute in, "
+        "from the same weights: float32 on every device by default; bfloat16 or float16 "
+        "(faster where the device multiplies them natively, outputs different from "
+        "float32's in the second or third digit), or as_trained.", **fv)
+    flags.DEFINE_integer("keep_checkpoint_max", TRAINING.keep_checkpoint_max,
+                         "How many checkpoints to keep.",
+                         lower_bound=1, **fv)
+    define_jit_compile_flag(flag_values)
+    flags.DEFINE_integer(
+        "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
+        "repeatable runs; by default every run differs.", **fv)
+
+
+def define_jit_compile_flag(flag_values=flags.FLAGS):
+    """Defines --jit_compile, for the scripts that train or predict.
+
+    Args:
+      flag_values: The absl FlagValues to define it in.
+    """
+    flags.DEFINE_enum(
+        "jit_compile", "auto", list(xla.JIT_COMPILE_CHOICES),
+        "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
+        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused. With "
+        "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
+        f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "
+        "on any device (every step compiled, static input shapes checked).",
+        case_sensitive=False, flag_values=flag_values)
+
+
+def define_finetune_flags(flag_values=flags.FLAGS):
+    """Defines the flags every fine-tuning script has besides the training ones.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "vocab_file", None, "vocab.txt the model was trained with; default: the vocab.txt "
+        "beside --init_checkpoint (Google's and Hugging Face folders have one).", **fv)
+    flags.DEFINE_bool(
+        "do_lower_case", True,
+        "Lower-case the input: True for uncased models, False for cased ones. Default: a "
+        "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.",
+        **fv)
+    flags.DEFINE_bool("do_predict", FINETUNE.do_predict,
+                      "Predict on the test set and write the output "
+                      "files.", **fv)
+    flags.DEFINE_integer("predict_batch_size", FINETUNE.predict_batch_size,
+                         "Total batch size for predict.",
+                         lower_bound=1, **fv)
+    flags.DEFINE_float("num_train_epochs", FINETUNE.num_train_epochs, "Training epochs.", **fv)
+    flags.register_validator("num_train_epochs", lambda value: value > 0,
+                             "--num_train_epochs must be positive", flag_values=flag_values)
+    flags.DEFINE_float(
+        "warmup_proportion", FINETUNE.warmup_proportion,
+        "Share of training with a linear learning-rate warmup.",
+        lower_bound=0.0, upper_bound=1.0, **fv)
+    flags.DEFINE_string(
+        "export_dir", None, "Write a raw-text SavedModel here, after training; alone (without "
+        "--do_train, --do_eval or --do_predict), of the run already in --output_dir.", **fv)
+    flags.DEFINE_enum(
+        "export_shapes", FINETUNE.export_shapes, serving.SHAPES,
+        "dynamic: the SavedModel pads each batch only to its longest input (in steps of "
+        f"{input_pipeline.LENGTH_MULTIPLE}) and runs XLA-compiled, for CPU and GPU serving; "
+        "static: every input padded to --max_seq_length, one fixed shape, for TPU serving.",
+        **fv)
+
+
+def define_padding_flags(flag_values=flags.FLAGS):
+    """Defines --dynamic_padding and --group_by_length, for scripts whose reader has them.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    flags.DEFINE_bool(
+        "dynamic_padding", False,
+        "Cut each batch's padding down to its longest example, rounded up to a multiple of "
+        f"{input_pipeline.LENGTH_MULTIPLE}: the same results, faster on CPU and GPU when most "
+        "examples are much shorter than max_seq_length. Not on TPU, which needs one static shape.",
+        flag_values=flag_values)
+    flags.DEFINE_bool(
+        "group_by_length", False,
+        "With --dynamic_padding: fill each training batch with examples of similar length, "
+        f"drawn from a shuffled group of {finetune.LENGTH_GROUP_BATCHES} batches sorted by "
+        "length. Much less padding, hence faster; but batches are no longer uniformly random, "
+        "so results can differ a little from the original's recipe.", flag_values=flag_values)
+
+
+def define_tpu_flags(flag_values=flags.FLAGS):
+    """Defines the original's TPU flags, plus --tpu. Call once per script.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "tpu", None,
+        "TPU to use: a name or grpc:// address, or 'local' on a TPU VM. Empty: "
+        "detect one (Colab, TPU VM), else use the GPUs, else the CPU.", **fv)
+    flags.DEFINE_bool(
+        "use_tpu", False,
+        "Original flag. Require a TPU; with --tpu_name or --master naming it. A TPU "
+        "that is found is used even without this flag.", **fv)
+    flags.DEFINE_string("tpu_name", None, "Original flag: the Cloud TPU name or address.", **fv)
+    flags.DEFINE_string("tpu_zone", None, "Original flag: GCE zone of the Cloud TPU.", **fv)
+    flags.DEFINE_string("gcp_project", None, "Original flag: GCP project of the Cloud TPU.", **fv)
+    flags.DEFINE_string("master", None, "Original flag: TPU master address (grpc://...).", **fv)
+    flags.DEFINE_integer(
+        "num_tpu_cores", distribution.TpuConfig.num_tpu_cores,
+        "Original flag: TPU cores to use. TPUStrategy uses every core of the TPU (1 on "
+        "Colab's v5e-1, 8 on a v2-8 or v3-8); the replica count it uses is logged.", **fv)
+
+
+def given(flag_values, name):
+    """A flag's value when the user gave it on the command line, else None.
+
+    Args:
+      flag_values: The parsed flags.
+      name: The flag's name.
+
+    Returns:
+      The value, or None.
+    """
+    return flag_values[name].value if flag_values[name].present else None
+
+
+def tpu_config(flag_values):
+    """The TpuConfig of define_tpu_flags()'s flags.
+
+    Args:
+      flag_values: The parsed flags.
+
+    Returns:
+      A distribution.TpuConfig.
+    """
+    return distribution.TpuConfig(
+        tpu=flag_values.tpu, use_tpu=flag_values.use_tpu, tpu_name=flag_values.tpu_name,
+        tpu_zone=flag_values.tpu_zone, gcp_project=flag_values.gcp_project,
+        master=flag_values.master, num_tpu_cores=flag_values.num_tpu_cores)
+
+
+def jit_compile(flag_values):
+    """--jit_compile as the configs take it: True, False or None (auto)."""
+    return xla.parse_jit_compile(flag_values.jit_compile)
+
+
+def training_settings(flag_values):
+    """The training.USER_SETTINGS that define_training_flags()'s flags give.
+
+    Args:
+      flag_values: The parsed flags.
+
+    Returns:
+      {setting: value}; the cadence settings are None where not given.
+    """
+    cadence = ("iterations_per_loop", "save_checkpoints_steps", "log_every_secs",
+               "save_checkpoints_secs")
+    settings = {name: given(flag_values, name) if name in cadence else flag_values[name].value
+                for name in training.USER_SETTINGS}
+    settings["jit_compile"] = jit_compile(flag_values)
+    return settings
+
+
+def training_config(flag_values, num_train_steps, num_warmup_steps, strategy):
+    """The TrainingConfig of define_training_flags()'s flags (run_pretraining.py's).
+
+    Args:
+      flag_values: The parsed flags.
+      num_train_steps: The step training ends at.
+      num_warmup_steps: Warmup's length.
+      strategy: The run's strategy, for the cadence.
+
+    Returns:
+      A training.TrainingConfig.
+    """
+    return training.TrainingConfig.for_strategy(
+        strategy, output_dir=flag_values.output_dir, num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps, **training_settings(flag_values))
+
+
+def finetune_config(flag_values):
+    """The FinetuneConfig of a fine-tuning script's flags.
+
+    The script defines define_training_flags(), define_finetune_flags(),
+    define_tpu_flags() and, where its reader has them, define_padding_flags().
+
+    Args:
+      flag_values: The parsed flags.
+
+    Returns:
+      A finetune.FinetuneConfig.
+    """
+    padding = "dynamic_padding" in flag_values
+    return finetune.FinetuneConfig(
+        output_dir=flag_values.output_dir,
+        init_checkpoint=flag_values.init_checkpoint,
+        bert_config_file=flag_values.bert_config_file,
+        vocab_file=flag_values.vocab_file,
+        do_lower_case=given(flag_values, "do_lower_case"),
+        max_seq_length=flag_values.max_seq_length,
+        do_train=flag_values.do_train,
+        do_eval=flag_values.do_eval,
+        do_predict=flag_values.do_predict,
+        train_batch_size=flag_values.train_batch_size,
+        eval_batch_size=flag_values.eval_batch_size,
+        predict_batch_size=flag_values.predict_batch_size,
+        num_train_epochs=flag_values.num_train_epochs,
+        warmup_proportion=flag_values.warmup_proportion,
+        mixed_precision=flag_values.mixed_precision,
+        seed=flag_values.seed,
+        export_dir=flag_values.export_dir,
+        export_shapes=flag_values.export_shapes,
+        dynamic_padding=padding and flag_values.dynamic_padding,
+        group_by_length=padding and flag_values.group_by_length,
+        tpu=tpu_config(flag_values),
+        **training_settings(flag_values))

@@ -1,0 +1,125 @@
+"""Every fine-tuning family, fine-tuned from Python through finetune.FinetuneConfig.
+
+Each case runs a short program in a fresh Python, as a notebook or a user's
+script would: a FinetuneConfig, finetune.start(), the family's task and data,
+finetune.run(). No absl flag is defined there, and none is needed: the
+program ends by printing which of the scripts' flags exist (none may).
+"""
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from tiny_models import tiny_google_checkpoint
+
+from bert_tf import tokenization
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
+WORDS = [w for w in tokenization.load_vocab(VOCAB)
+         if w.isalpha() and w.islower() and not w.startswith("##")]
+
+# What each family's program builds after `files, strategy = finetune.start(config)`.
+FAMILIES = {
+    "classification": ("""
+        processor = glue.get_processor("MRPC")
+        task = ClassificationTask(len(processor.get_labels()), glue_task=processor.name,
+                                  sentence_pairs=True, max_seq_length=config.max_seq_length,
+                                  label_list=processor.get_labels())
+        data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length,
+                             data_dir=DATA)
+        """, "eval_accuracy"),
+    "question_answering": ("""
+        task = QuestionAnsweringTask(config.max_seq_length, doc_stride=16, max_query_length=8)
+        data = squad.SquadData(files.tokenizer(), config.max_seq_length, doc_stride=16,
+                               max_query_length=8, train_file=DATA, predict_file=DATA)
+        """, "f1"),
+    "tagging": ("""
+        data = conll.ConllData(files.tokenizer(), config.max_seq_length, stride=8,
+                               data_dir=DATA)
+        data.read(finetune.splits_to_read(data, config))  # the tags come from train.txt
+        task = TaggingTask(data.labels(), config.max_seq_length, window_stride=8)
+        """, "eval_f1"),
+    "multiple_choice": ("""
+        task = MultipleChoiceTask(4, config.max_seq_length)
+        data = swag.SwagData(DATA, files.tokenizer(), config.max_seq_length, 4)
+        """, "eval_accuracy"),
+}
+
+PROGRAM = """
+import json
+
+from absl import flags
+
+from bert_tf import conll, finetune, glue, squad, swag
+from bert_tf.tasks import (ClassificationTask, MultipleChoiceTask, QuestionAnsweringTask,
+                           TaggingTask)
+
+DATA = {data!r}
+config = finetune.FinetuneConfig(
+    output_dir={output_dir!r}, init_checkpoint={checkpoint!r}, max_seq_length=32,
+    do_train=True, do_eval=True, train_batch_size=2, eval_batch_size=2,
+    num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1)
+files, strategy = finetune.start(config)
+{family}
+finetune.run(config, task, data, files, strategy)
+script_flags = {{"output_dir", "learning_rate", "do_train", "tpu", "jit_compile",
+                "dynamic_padding", "verbose"}}
+print(json.dumps(sorted(script_flags & set(flags.FLAGS))))
+"""
+
+
+def _squad_file(folder):
+    """Four questions whose answer is a word of their context."""
+    rng = random.Random(0)
+    paragraphs = []
+    for index in range(4):
+        words = [rng.choice(WORDS) for _ in range(12)]
+        context = " ".join(words)
+        answer = words[5]
+        paragraphs.append({"context": context, "qas": [{
+            "id": f"q{index}", "question": " ".join(words[:2]) + "?",
+            "answers": [{"text": answer, "answer_start": context.index(" " + answer) + 1}]}]})
+    path = os.path.join(folder, "squad.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"version": "1.1", "data": [{"title": "t", "paragraphs": paragraphs}]}, f)
+    return path
+
+
+def _conll_dir(folder):
+    """train.txt and dev.txt of four tagged sentences each."""
+    sentences = "he B-PER\nwas O\nin O\nhis B-LOC\nfirst I-LOC\n\nshe B-PER\nand O\nhim I-PER\n\n"
+    for name in ("train.txt", "dev.txt"):
+        with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+            f.write(sentences * 2)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    return tiny_google_checkpoint(str(tmp_path_factory.mktemp("google")), VOCAB)[0]
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_each_family_fine_tunes_from_python_with_no_flag_defined(family, checkpoint, tmp_path):
+    data = {"classification": lambda: os.path.join(FIXTURES, "glue", "MRPC"),
+            "question_answering": lambda: _squad_file(str(tmp_path)),
+            "tagging": lambda: _conll_dir(str(tmp_path)),
+            "multiple_choice": lambda: os.path.join(FIXTURES, "swag")}[family]()
+    code, metric = FAMILIES[family]
+    output_dir = tmp_path / "output"
+    program = PROGRAM.format(data=data, output_dir=str(output_dir), checkpoint=checkpoint,
+                             family=textwrap.dedent(code))
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == []
+    with open(output_dir / "eval_results.txt", encoding="utf-8") as f:
+        results = dict(line.strip().split(" = ") for line in f)
+    assert int(results["global_step"]) >= 1
+    assert metric in results
