@@ -28,25 +28,8 @@ flags.DEFINE_string(
     "layers", "-1,-2,-3,-4",
     "Comma-separated layers to output: -1 is the last transformer layer, -N the first of N; "
     f"0..N-1 count from the first; '{feature_extraction.EMBEDDINGS}' is the embedding output.")
-flags.DEFINE_string(
-    "bert_config_file", None,
-    "bert_config.json of the model (or a Hugging Face config.json); default: the one "
-    "beside --init_checkpoint.")
-flags.DEFINE_integer(
-    "max_seq_length", 128,
-    "Word pieces per line, [CLS] and [SEP] included: a longer line is cut (a pair from its "
-    "longer text first), a shorter one padded.")
-flags.DEFINE_string(
-    "init_checkpoint", None,
-    "The pre-trained weights: a Google bert_model.ckpt, a Hugging Face folder or a bert_tf "
-    "checkpoint.")
-flags.DEFINE_string("vocab_file", None,
-                    "vocab.txt the model was trained with; default: the one beside "
-                    "--init_checkpoint.")
-flags.DEFINE_bool(
-    "do_lower_case", True,
-    "Lower-case the input: True for uncased models, False for cased ones. Default: a "
-    "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.")
+script_flags.define_model_flags()
+script_flags.define_vocab_flags()
 flags.DEFINE_integer("batch_size", 32, "Lines encoded at a time.")
 flags.DEFINE_enum(
     "mixed_precision", "float32", list(precision.PRECISIONS),

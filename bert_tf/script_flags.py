@@ -32,11 +32,8 @@ TRAINING = training.TrainingConfig
 FINETUNE = finetune.FinetuneConfig
 
 
-def define_training_flags(flag_values=flags.FLAGS):
-    """Defines the flags that run_pretraining.py and the fine-tuning scripts share.
-
-    The original's flags keep their names and defaults; the others are new
-    and default to the original's behaviour.
+def define_model_flags(flag_values=flags.FLAGS):
+    """Defines the model's flags: --bert_config_file, --init_checkpoint, --max_seq_length.
 
     Args:
       flag_values: The absl FlagValues to define them in.
@@ -47,9 +44,6 @@ def define_training_flags(flag_values=flags.FLAGS):
         "bert_config.json of the model (the original's or a Hugging Face config.json). "
         "Optional when init_checkpoint is a Hugging Face folder or has one beside it.", **fv)
     flags.DEFINE_string(
-        "output_dir", None, "Where checkpoints, summaries and results are written. A run "
-        "resumes from the newest checkpoint here by itself.", **fv)
-    flags.DEFINE_string(
         "init_checkpoint", None,
         "Initial weights: an original Google bert_model.ckpt, a Hugging Face folder "
         "(config.json + model.safetensors), or a bert_tf checkpoint.", **fv)
@@ -59,6 +53,40 @@ def define_training_flags(flag_values=flags.FLAGS):
         "max_seq_length", FINETUNE.max_seq_length,
         "Tokens per sequence after WordPiece, [CLS]/[SEP] included. "
         "Longer inputs are truncated, shorter ones padded.", lower_bound=4, **fv)
+
+
+def define_vocab_flags(flag_values=flags.FLAGS):
+    """Defines how text becomes word pieces: --vocab_file and --do_lower_case.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "vocab_file", None, "vocab.txt the model was trained with; default: the vocab.txt "
+        "beside --init_checkpoint (Google's and Hugging Face folders have one).", **fv)
+    flags.DEFINE_bool(
+        "do_lower_case", True,
+        "Lower-case the input: True for uncased models, False for cased ones. Default: a "
+        "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.",
+        **fv)
+
+
+def define_training_flags(flag_values=flags.FLAGS):
+    """Defines the flags that run_pretraining.py and the fine-tuning scripts share.
+
+    The original's flags keep their names and defaults; the others are new
+    and default to the original's behaviour. The model's flags
+    (define_model_flags) are among them.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    define_model_flags(flag_values)
+    flags.DEFINE_string(
+        "output_dir", None, "Where checkpoints, summaries and results are written. A run "
+        "resumes from the newest checkpoint here by itself.", **fv)
     flags.DEFINE_bool("do_train", False, "Whether to run training.", **fv)
     flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.", **fv)
     flags.DEFINE_integer("train_batch_size", FINETUNE.train_batch_size,
@@ -148,14 +176,7 @@ def define_finetune_flags(flag_values=flags.FLAGS):
       flag_values: The absl FlagValues to define them in.
     """
     fv = {"flag_values": flag_values}
-    flags.DEFINE_string(
-        "vocab_file", None, "vocab.txt the model was trained with; default: the vocab.txt "
-        "beside --init_checkpoint (Google's and Hugging Face folders have one).", **fv)
-    flags.DEFINE_bool(
-        "do_lower_case", True,
-        "Lower-case the input: True for uncased models, False for cased ones. Default: a "
-        "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.",
-        **fv)
+    define_vocab_flags(flag_values)
     flags.DEFINE_bool("do_predict", FINETUNE.do_predict,
                       "Predict on the test set and write the output "
                       "files.", **fv)
