@@ -188,8 +188,7 @@ def main(argv):
             functools.partial(_dataset_fn, FLAGS.eval_input_file or FLAGS.input_file,
                               FLAGS.eval_batch_size, False),
             max_steps=FLAGS.max_eval_steps)
-        for key in sorted(results):
-            print(f"{key} = {results[key]}")
+        trainer.write_eval_results(results)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ def main(_):
         for name in ("heldout", "train"):
             results = trainer.evaluate(
                 functools.partial(dataset_fn, records[name], 32, False),
-                max_steps=FLAGS.eval_batches, results_file=None)
+                max_steps=FLAGS.eval_batches)
             for metric in ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy"):
                 point[f"{name}_{metric}"] = round(results[metric], 4)
         point.update(unigram_baseline_accuracy=round(baseline, 4), precision=policy,

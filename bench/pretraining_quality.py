@@ -164,7 +164,7 @@ def train_bert_tf(seed, bias_correction, records):
         for part, limit in (("heldout", None), ("train", FLAGS.eval_train_batches)):
             results = trainer.evaluate(
                 functools.partial(dataset_fn, records[part], EVAL_BATCH, False),
-                max_steps=limit, results_file=None)
+                max_steps=limit)
             for metric in METRICS:
                 point[f"{part}_{metric}"] = round(results[metric], 4)
         point.update(precision=policy, elapsed_s=round(time.time() - start, 1))

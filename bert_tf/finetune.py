@@ -25,7 +25,6 @@ that goes its own way:
   predict()         predictions in input order, padding dropped;
   evaluate()        the task's official metrics on a dev set;
   write_outputs()   the task's output files of a prediction;
-  write_eval_results()  eval_results.txt, written once, whole;
   export_model()    a raw-text SavedModel;
   splits_to_read()  the splits a run asks its data for.
 
@@ -523,24 +522,6 @@ def write_outputs(trainer, predictions, references):
         trainer.task.write_outputs(predictions, references, trainer.output_dir)
 
 
-def write_eval_results(trainer, results):
-    """Writes output_dir/eval_results.txt on the chief, and prints it.
-
-    Call it once with every split's numbers: a run that fails on the way
-    thus leaves no results file that looks complete.
-
-    Args:
-      trainer: The Trainer (its output_dir and global_step).
-      results: {name: number}; global_step is added.
-    """
-    if not trainer.is_chief:
-        return
-    results = {"global_step": trainer.global_step, **results}
-    io_utils.write_results(os.path.join(trainer.output_dir, "eval_results.txt"), results)
-    for key in sorted(results):
-        print(f"{key} = {results[key]}")
-
-
 def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     """Writes the task's raw-text SavedModel from the trained model.
 
@@ -674,7 +655,7 @@ def run(config, task, data, files, strategy):
                 # Several dev sets (MNLI's matched and mismatched) share one file.
                 prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
                 results.update({prefix + name: value for name, value in metrics.items()})
-            write_eval_results(trainer, results)
+            trainer.write_eval_results(results)
         for split in data.predict_splits if config.do_predict else ():
             predict_split(folder, split, config.predict_batch_size)
             write_split_outputs(split)

@@ -585,14 +585,15 @@ class Trainer:
             tpu_rules.check_input(dataset.element_spec, what)
         return dataset
 
-    def evaluate(self, dataset_fn, max_steps=None, results_file="eval_results.txt"):
-        """Streams the task's create_metrics() over a set; writes them to output_dir.
+    def evaluate(self, dataset_fn, max_steps=None):
+        """Streams the task's create_metrics() over a set; logs them and sums them up.
+
+        The results go to TensorBoard's eval summaries and the log;
+        write_eval_results() writes them to eval_results.txt.
 
         Args:
           dataset_fn: As for train(), but finite (not repeated).
           max_steps: Stop after this many batches (the original's max_eval_steps).
-          results_file: File name in output_dir, or None to write nothing. Only
-            the chief writes it.
 
         Returns:
           A dict of metric values, with global_step.
@@ -609,14 +610,28 @@ class Trainer:
             self._eval_step(features)
         results = {name: float(m.result()) for name, m in self.eval_metrics.items()}
         results["global_step"] = self.global_step
-        if results_file and self.is_chief:
-            io_utils.write_results(os.path.join(self.output_dir, results_file), results)
         writer = self._summary_writer("eval")
         with writer.as_default(step=self.global_step):
             for name, value in results.items():
                 tf.summary.scalar(name, value)
         logging.info("Eval: %s", ", ".join(f"{k} = {v:.4g}" for k, v in sorted(results.items())))
         return results
+
+    def write_eval_results(self, results):
+        """Writes output_dir/eval_results.txt on the chief, and prints it.
+
+        Call it once with every split's numbers: a run that fails on the way
+        thus leaves no results file that looks complete.
+
+        Args:
+          results: {name: number}; global_step is added.
+        """
+        if not self.is_chief:
+            return
+        results = {"global_step": self.global_step, **results}
+        io_utils.write_results(os.path.join(self.output_dir, "eval_results.txt"), results)
+        for key in sorted(results):
+            print(f"{key} = {results[key]}")
 
     def _predict_step_for(self, policy):
         """The predict step of the model computing under policy, its weights current.

@@ -247,7 +247,7 @@ def _run_step(trainer, step, examples, **batching):
     if step == "train":
         trainer.train(_dataset_fn(examples, 4, repeat=True, **batching), 1, 4)
     elif step == "eval":
-        trainer.evaluate(_dataset_fn(examples, 4, repeat=False, **batching), results_file=None)
+        trainer.evaluate(_dataset_fn(examples, 4, repeat=False, **batching))
     else:
         trainer.predict(_dataset_fn(examples, 4, repeat=False, **batching))
 

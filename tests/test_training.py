@@ -94,6 +94,8 @@ def test_pretraining_learns_checkpoints_and_evaluates(config, tmp_path):
     assert trainer.global_step == 60
     assert after["loss"] < before["loss"] - 1.0
     assert after["next_sentence_accuracy"] > 0.9
+    assert not (tmp_path / "eval_results.txt").exists()  # evaluate() only measures
+    trainer.write_eval_results(after)
     lines = (tmp_path / "eval_results.txt").read_text().splitlines()
     assert [line.split(" = ")[0] for line in lines] == [
         "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
@@ -298,14 +300,14 @@ def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
                 "label_ids": np.zeros((4, 1), np.int32),
                 "is_real_example": np.ones((4, 1), np.int32)}
     with pytest.raises(NotImplementedError, match="finetune.evaluate"):
-        trainer.evaluate(_dataset_fn(examples, 4, repeat=False), results_file=None)
+        trainer.evaluate(_dataset_fn(examples, 4, repeat=False))
 
 
 def test_pretraining_streaming_metrics_match_its_score(config, tmp_path):
     examples = _pretraining_examples(8)
     trainer = _trainer(config, tmp_path)
     predict_fn = _dataset_fn(examples, 4, repeat=False)
-    streamed = trainer.evaluate(predict_fn, results_file=None)
+    streamed = trainer.evaluate(predict_fn)
     scored = trainer.task.score(trainer.predict(predict_fn))
     for name in ("masked_lm_accuracy", "next_sentence_accuracy"):
         assert streamed[name] == pytest.approx(scored[name], abs=1e-6)
@@ -432,7 +434,7 @@ def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_pa
     single = _trainer(config, tmp_path / "one", jit_compile=True)
     mirrored = _trainer(config, tmp_path / "two", strategy=two_cpu_strategy, jit_compile=True)
     _copy_weights(single, mirrored)
-    results = [trainer.evaluate(_dataset_fn(examples, 8, repeat=False), results_file=None)
+    results = [trainer.evaluate(_dataset_fn(examples, 8, repeat=False))
                for trainer in (single, mirrored)]
     for name in ("loss", "masked_lm_accuracy", "next_sentence_accuracy"):
         np.testing.assert_allclose(results[0][name], results[1][name], atol=1e-5)
