@@ -184,7 +184,7 @@ def build_models(work_dir, shapes):
             os.path.join(work_dir, f"export_{shape}"), task, encoder, {"classifier": head},
             minilm.vocab_file(), True, FLAGS.max_seq_length, shapes=shape)
     hf_folder = checkpoints.save_hf_folder(os.path.join(work_dir, "hf"), encoder,
-                                           {"classifier": head}, task.hf_config())
+                                           {"classifier": head}, task.hf_task_config())
     with open(os.path.join(hf_folder, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write(open(minilm.vocab_file(), encoding="utf-8").read())
     return exports, hf_folder

@@ -50,7 +50,7 @@ _TRAINING_STATE = {
 # Tensors that are no weight: Hugging Face's position-id buffer.
 _IGNORED = {"google": [], "hf": ["embeddings.position_ids"], "tf2": []}
 # Written by the fine-tuning scripts into their output_dir: {"config": the
-# task's config.json keys (Task.hf_config), "do_lower_case": the casing}, for
+# task's config.json keys (Task.hf_task_config), "do_lower_case": the casing}, for
 # a conversion to Hugging Face's format.
 HF_SETTINGS_FILE = "hf_settings.json"
 
@@ -392,13 +392,13 @@ def save_google_checkpoint(prefix, encoder, heads=None):
     return prefix
 
 
-def hf_config(encoder, heads=None, task_config=None):
+def hf_config_json(encoder, heads=None, task_config=None):
     """The config.json of a converted model, naming the transformers class to load.
 
     Args:
       encoder: The BertModel.
       heads: Its heads, as load_weights takes them.
-      task_config: What the run's task said (Task.hf_config, from the run's
+      task_config: What the run's task said (Task.hf_task_config, from the run's
         HF_SETTINGS_FILE): architectures, labels. Without it the
         architecture follows from the heads (a classifier head is taken as
         sequence classification) and labels are named LABEL_0, LABEL_1, ...
@@ -432,7 +432,7 @@ def save_hf_folder(folder, encoder, heads=None, task_config=None):
       folder: Output folder (created).
       encoder: A BertModel.
       heads: Optional heads to include, as load_weights takes them.
-      task_config: The task's config.json keys (see hf_config).
+      task_config: The task's config.json keys (see hf_config_json).
 
     Returns:
       The folder.
@@ -456,7 +456,7 @@ def save_hf_folder(folder, encoder, heads=None, task_config=None):
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)
     with io_utils.atomic_write(os.path.join(folder, "config.json"), "w") as f:
-        json.dump(hf_config(encoder, heads, task_config), f, indent=2, sort_keys=True)
+        json.dump(hf_config_json(encoder, heads, task_config), f, indent=2, sort_keys=True)
     return folder
 
 

@@ -398,7 +398,7 @@ def create_trainer(task, files, strategy, config, trained_required=False, settin
         vocab = os.path.join(config.output_dir, "vocab.txt")
         if os.path.abspath(files.vocab_file) != os.path.abspath(vocab):
             tf.io.gfile.copy(files.vocab_file, vocab, overwrite=True)
-        settings = {"config": task.hf_config(), "do_lower_case": files.do_lower_case}
+        settings = {"config": task.hf_task_config(), "do_lower_case": files.do_lower_case}
         with io_utils.atomic_write(
                 os.path.join(config.output_dir, checkpoints.HF_SETTINGS_FILE), "w") as f:
             json.dump(settings, f, indent=2, sort_keys=True)

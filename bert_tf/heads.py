@@ -208,7 +208,7 @@ class ClassifierHead(Head):
 
     checkpoint_key = "classifier"
     # The same weights serve token tagging (BertForTokenClassification): the
-    # run's folder says which (Task.hf_config).
+    # run's folder says which (Task.hf_task_config).
     hf_architecture = "BertForSequenceClassification"
 
     @classmethod

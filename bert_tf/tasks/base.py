@@ -188,7 +188,7 @@ class Task(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} has no streaming metrics")
 
-    def hf_config(self):
+    def hf_task_config(self):
         """What a Hugging Face config.json says of this task's model.
 
         finetune.create_trainer writes it to the run's folder

@@ -37,7 +37,7 @@ class ClassificationTask(Task):
             takes pairs.
           max_seq_length: The records' sequence length.
           label_list: The label strings in id order, for a converted
-            checkpoint's id2label (hf_config); None: unnamed.
+            checkpoint's id2label (hf_task_config); None: unnamed.
         """
         self.num_labels = 1 if is_regression else num_labels
         self.label_list = None if is_regression or label_list is None else list(label_list)
@@ -51,7 +51,7 @@ class ClassificationTask(Task):
         return record_specs.classification_features(self.max_seq_length,
                                                          self.is_regression)
 
-    def hf_config(self):
+    def hf_task_config(self):
         """BertForSequenceClassification, with the labels' names when known."""
         config = {"architectures": ["BertForSequenceClassification"]}
         if self.is_regression:

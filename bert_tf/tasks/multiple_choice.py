@@ -51,7 +51,7 @@ class MultipleChoiceTask(Task):
         return record_specs.multiple_choice_features(self.num_choices,
                                                           self.max_seq_length)
 
-    def hf_config(self):
+    def hf_task_config(self):
         """BertForMultipleChoice."""
         return {"architectures": ["BertForMultipleChoice"]}
 

@@ -73,7 +73,7 @@ class QuestionAnsweringTask(Task):
         self.verbose_logging = verbose_logging
         self.doc_stride = doc_stride
 
-    def hf_config(self):
+    def hf_task_config(self):
         """BertForQuestionAnswering."""
         return {"architectures": ["BertForQuestionAnswering"]}
 

@@ -80,7 +80,7 @@ class TaggingTask(Task):
         self.max_seq_length = max_seq_length
         self.window_stride = window_stride or conll.default_window_stride(max_seq_length)
 
-    def hf_config(self):
+    def hf_task_config(self):
         """BertForTokenClassification, with the tags as its labels."""
         return {"architectures": ["BertForTokenClassification"], **hf_labels(self.label_list)}
 
