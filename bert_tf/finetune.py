@@ -617,7 +617,7 @@ def run(config, task, data, files, strategy):
         """Writes one split's records; their input function for the trainer."""
         path = os.path.join(folder, f"{split}.tf_record")
         specs = task.feature_specs() if is_training else task.prediction_feature_specs()
-        finetune_data.write_records(path, data.records(split, is_training), specs,
+        finetune_data.write_records(path, data.records(split), specs,
                                     None if is_training else batch_size)
         return dataset_fn(input_pipeline.finetuning_dataset, path, batch_size, is_training,
                           features=specs, **reader_args)

@@ -141,14 +141,16 @@ class FinetuneData(abc.ABC):
         return split
 
     @abc.abstractmethod
-    def records(self, split, is_training):
+    def records(self, split):
         """A split's records.
+
+        The training split's are the task's training records
+        (task.feature_specs()); every other split's are its prediction
+        records (task.prediction_feature_specs()), the same ones for most
+        tasks.
 
         Args:
           split: A split read().
-          is_training: Whether they are the task's training records
-            (task.feature_specs()) or its prediction records
-            (task.prediction_feature_specs()).
 
         Returns:
           A list of feature dicts.

@@ -142,8 +142,8 @@ def test_conll_data_takes_its_tags_from_train_and_keeps_them_for_later_runs(toke
     assert data.path("valid") == str(data_dir / "dev.txt")
     assert data.num_train_examples() == 2
     assert data.describe("valid") == "1 sentences (1 windows)"
-    assert data.records("valid", False)[0]["label_ids"][1:3] == [0, 1]
-    assert data.records("predict", False)[0]["label_ids"] == [0] * 8
+    assert data.records("valid")[0]["label_ids"][1:3] == [0, 1]
+    assert data.records("predict")[0]["label_ids"] == [0] * 8
     references = data.references("predict")
     assert references.path == str(data_dir / "test.txt")
     assert [list(s.words) for s in references.sentences] == [["the", "king"]]

@@ -93,7 +93,7 @@ class GeneratedQuestions(finetune_data.FinetuneData):
     def describe(self, split):
         return f"{len(self.splits[split])} questions"
 
-    def records(self, split, is_training):
+    def records(self, split):
         return self.splits[split]
 
     def task_settings(self):

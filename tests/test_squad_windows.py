@@ -254,12 +254,12 @@ def test_squad_data_counts_an_epoch_and_lets_the_training_windows_go(tokenizer, 
     data.read(["train"])  # Read once.
     assert data.num_train_examples() == per_epoch
     assert data.describe("train") == "3 questions in 12 windows"
-    train_records = data.records("train", True)
+    train_records = data.records("train")
     assert len(train_records) == 12 and "start_positions" in train_records[0]
     assert "train" not in data.windows and data.describe("train") == "3 questions in 12 windows"
     references = data.references("eval")
     assert [e.qas_id for e in references.examples] == ["d"] and references.dataset == dev
-    assert [r["unique_ids"] for r in data.records("eval", False)] == [
+    assert [r["unique_ids"] for r in data.records("eval")] == [
         w.unique_id for w in references.windows]
 
 

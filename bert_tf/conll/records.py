@@ -311,9 +311,8 @@ class ConllData(finetune_data.FinetuneData):
         """The split's file: a predict file that is the dev file is predicted once."""
         return os.path.abspath(self.path(split))
 
-    def records(self, split, is_training):
+    def records(self, split):
         """The windows' records (convert_sentences()')."""
-        del is_training  # The same records train and predict.
         return self.windows[split]
 
     def references(self, split):

@@ -143,13 +143,12 @@ class GlueData(finetune_data.FinetuneData):
         """"3668 examples"."""
         return f"{len(self.examples[split])} examples"
 
-    def records(self, split, is_training):
+    def records(self, split):
         """The examples' records (convert_example's); a test set's labels are 0.
 
         Raises:
           GlueDataError: for a label the task does not have.
         """
-        del is_training  # The same records train and predict.
         label_map = {label: i for i, label in enumerate(self.processor.get_labels())}
         return [convert_example(example, label_map, self.max_seq_length, self.tokenizer,
                                 self.processor.is_regression)

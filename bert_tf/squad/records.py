@@ -175,13 +175,14 @@ class SquadData(finetune_data.FinetuneData):
         questions, windows = self.sizes[split]
         return f"{questions} questions in {windows} windows"
 
-    def records(self, split, is_training):
-        """The windows' records (window_record()'s).
+    def records(self, split):
+        """The windows' records (window_record()'s): with answer positions for training.
 
         The training questions and windows are let go here: training needs
         only their records, and SQuAD's take memory that training can use.
         """
         windows = self.windows[split]
+        is_training = split == self.train_split
         if is_training:
             del self.windows[split], self.examples[split]
         return [window_record(window, self.max_seq_length, is_training) for window in windows]

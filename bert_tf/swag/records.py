@@ -115,9 +115,8 @@ class SwagData(finetune_data.FinetuneData):
         """"20006 questions"."""
         return f"{len(self.examples[split])} questions"
 
-    def records(self, split, is_training):
+    def records(self, split):
         """The questions' records (convert_example's)."""
-        del is_training  # The same records train and predict.
         return [convert_example(example, self.tokenizer, self.max_seq_length)
                 for example in self.examples[split]]
 
