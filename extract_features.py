@@ -19,7 +19,7 @@ complete. See bert_tf/feature_extraction/writers.py for the output layouts.
 
 from absl import app, flags
 
-from bert_tf import cli, feature_extraction, precision, script_flags, training
+from bert_tf import cli, feature_extraction, script_flags, training
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -31,13 +31,15 @@ flags.DEFINE_string(
 script_flags.define_model_flags()
 script_flags.define_vocab_flags()
 flags.DEFINE_integer("batch_size", 32, "Lines encoded at a time.")
-flags.DEFINE_enum(
-    "mixed_precision", "float32", list(precision.PRECISIONS),
-    "The computation's precision. float32 (the default) gives the same features on every "
-    "device, as the original did. bfloat16 or float16 are faster where the device "
-    "multiplies them natively (TPUs, CPUs with bfloat16 matrix units, GPUs), and their "
-    "features differ from float32's by up to a few 1e-2; auto picks as training does. The "
-    "features are written as float32 whatever it is.")
+# float32, the default, gives the same features on every device, as the original did; the
+# features are written as float32 whatever the computation's precision.
+script_flags.define_inference_precision_flag()
+flags.register_validator(
+    "inference_precision", lambda value: value != "as_trained",
+    "--inference_precision=as_trained: extract_features.py trains nothing; give float32, "
+    "bfloat16 or float16")
+# The flag's earlier name here.
+flags.DEFINE_alias("mixed_precision", "inference_precision")
 script_flags.define_jit_compile_flag()
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
@@ -67,7 +69,8 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # No seed: extraction draws nothing at random.
-    strategy = training.prepare(None, script_flags.tpu_config(FLAGS), FLAGS.mixed_precision)
+    strategy = training.prepare(None, script_flags.tpu_config(FLAGS),
+                                FLAGS.inference_precision)
     # ExtractionError (a ValueError) names the flag, or the file and line:
     # cli.run prints it as one line.
     files = feature_extraction.model_files(

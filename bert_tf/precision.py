@@ -69,7 +69,7 @@ def set_precision_policy(mixed_precision, strategy):
     """
     if mixed_precision not in PRECISIONS:
         raise ValueError(f"--mixed_precision must be one of {PRECISIONS}, got {mixed_precision!r}")
-    reason = "as --mixed_precision says"
+    reason = "as given"
     if mixed_precision == "auto":
         units = cpu_bfloat16_units()
         if isinstance(strategy, tf.distribute.TPUStrategy):

@@ -138,12 +138,7 @@ def define_training_flags(flag_values=flags.FLAGS):
         "CPU, bfloat16 where it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in "
         f"/proc/cpuinfo; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
         "float32.", **fv)
-    flags.DEFINE_enum(
-        "inference_precision", TRAINING.inference_precision, list(precision.INFERENCE_PRECISIONS),
-        "What --do_eval and --do_predict outputs and --export_dir SavedModels compute in, "
-        "from the same weights: float32 on every device by default; bfloat16 or float16 "
-        "(faster where the device multiplies them natively, outputs different from "
-        "float32's in the second or third digit), or as_trained.", **fv)
+    define_inference_precision_flag(flag_values)
     flags.DEFINE_integer("keep_checkpoint_max", TRAINING.keep_checkpoint_max,
                          "How many checkpoints to keep.",
                          lower_bound=1, **fv)
@@ -151,6 +146,21 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
+
+
+def define_inference_precision_flag(flag_values=flags.FLAGS):
+    """Defines --inference_precision: what a run's outputs compute in.
+
+    Args:
+      flag_values: The absl FlagValues to define it in.
+    """
+    flags.DEFINE_enum(
+        "inference_precision", TRAINING.inference_precision, list(precision.INFERENCE_PRECISIONS),
+        "What outputs compute in (--do_eval and --do_predict, --export_dir SavedModels, "
+        "extract_features.py's features), from the same weights: float32 on every device by "
+        "default; bfloat16 or float16 (faster where the device multiplies them natively, "
+        "outputs different from float32's in the second or third digit); as_trained: "
+        "training's precision.", flag_values=flag_values)
 
 
 def define_jit_compile_flag(flag_values=flags.FLAGS):

@@ -123,24 +123,26 @@ def test_features_are_float32_by_default_on_a_cpu_with_bfloat16_units(tiny, tmp_
                               f"--init_checkpoint={tiny[0]}", "--layers=-1",
                               "--max_seq_length=32", env=env)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "Precision policy: float32 (as --mixed_precision says)" in result.stderr
-    # auto, asked for, still picks bfloat16 there.
+    assert "Precision policy: float32 (as given)" in result.stderr
+    # The training scripts' setting is not the features' precision.
     result = extract_features(f"--input_file={input_file}",
-                              f"--output_file={tmp_path / 'auto.jsonl'}",
-                              f"--init_checkpoint={tiny[0]}", "--layers=-1",
-                              "--max_seq_length=32", "--mixed_precision=auto", env=env)
-    assert "Precision policy: mixed_bfloat16 (auto: the CPU multiplies" in result.stderr
+                              f"--output_file={tmp_path / 'trained.jsonl'}",
+                              f"--init_checkpoint={tiny[0]}", "--inference_precision=as_trained")
+    assert result.returncode != 0
+    assert "--inference_precision=as_trained: extract_features.py trains nothing" in (
+        result.stderr)
 
 
 def test_bfloat16_computation_writes_close_float32_values(tiny, tmp_path):
     prefix = tiny[0]
     input_file = write_lines(tmp_path / "input.txt", LINES)
     values = {}
-    for choice in ("float32", "bfloat16"):
+    # bfloat16 under the flag's earlier name, which still works.
+    for flag, choice in (("inference_precision", "float32"), ("mixed_precision", "bfloat16")):
         output_file = tmp_path / f"{choice}.jsonl"
         result = extract_features(f"--input_file={input_file}", f"--output_file={output_file}",
                                   f"--init_checkpoint={prefix}", "--layers=-1",
-                                  "--max_seq_length=32", f"--mixed_precision={choice}")
+                                  "--max_seq_length=32", f"--{flag}={choice}")
         assert result.returncode == 0, result.stderr[-2000:]
         assert f"Precision policy: {'mixed_' if choice == 'bfloat16' else ''}{choice}" \
             in result.stderr
