@@ -28,10 +28,7 @@ flags.DEFINE_string(
     "tfds_name", None, "Read the task from TensorFlow Datasets instead, e.g. glue/mrpc.")
 flags.DEFINE_string(
     "task_name", None, f"The task, case-insensitive: {', '.join(sorted(glue.PROCESSORS))}.")
-script_flags.define_finetune_flags()
-script_flags.define_padding_flags()
-script_flags.define_training_flags()
-script_flags.define_tpu_flags()
+script_flags.define_finetuning_script_flags()
 # Show the shared flags in --help, not only --helpfull.
 flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["task_name", "output_dir"])

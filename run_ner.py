@@ -41,10 +41,7 @@ flags.DEFINE_list("labels", None, "The tags, in id order; default: those of trai
 flags.DEFINE_integer("window_stride", None, "Word pieces between the starts of the windows "
                      "of a sentence longer than max_seq_length - 2 pieces; default: half "
                      "of that, so that windows overlap by half.")
-script_flags.define_finetune_flags()
-script_flags.define_padding_flags()
-script_flags.define_training_flags()
-script_flags.define_tpu_flags()
+script_flags.define_finetuning_script_flags()
 flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["output_dir"])
 

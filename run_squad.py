@@ -61,9 +61,7 @@ flags.DEFINE_enum(
     "seen fewer than num_train_epochs times each. windows (as Hugging Face counts): steps = "
     "windows / train_batch_size x epochs. See docs/benchmarks.md for the measured "
     "difference.")
-script_flags.define_finetune_flags()
-script_flags.define_training_flags()
-script_flags.define_tpu_flags()
+script_flags.define_finetuning_script_flags(padding=False)
 # The shared definition's default is run_classifier's 128; SQuAD's is 384,
 # as in the original run_squad.py.
 FLAGS.set_default("max_seq_length", 384)

@@ -26,10 +26,7 @@ FLAGS = flags.FLAGS
 
 flags.DEFINE_string("data_dir", None, "Folder with SWAG's train.csv, val.csv and test.csv.")
 flags.DEFINE_integer("num_choices", 4, "Endings per question (SWAG has 4).", lower_bound=2)
-script_flags.define_finetune_flags()
-script_flags.define_padding_flags()
-script_flags.define_training_flags()
-script_flags.define_tpu_flags()
+script_flags.define_finetuning_script_flags()
 # Show the shared flags in --help, not only --helpfull.
 flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["output_dir"])

@@ -211,6 +211,24 @@ def define_finetune_flags(flag_values=flags.FLAGS):
         **fv)
 
 
+def define_finetuning_script_flags(padding=True, flag_values=flags.FLAGS):
+    """Defines every shared flag of a fine-tuning script (run_classifier.py, ...).
+
+    The training, fine-tuning and TPU flags, and the padding flags where
+    the script's reader trims batches. The script then calls
+    flags.adopt_module_key_flags(script_flags) to show them in its --help.
+
+    Args:
+      padding: Whether to define --dynamic_padding and --group_by_length.
+      flag_values: The absl FlagValues to define them in.
+    """
+    define_training_flags(flag_values)
+    define_finetune_flags(flag_values)
+    define_tpu_flags(flag_values)
+    if padding:
+        define_padding_flags(flag_values)
+
+
 def define_padding_flags(flag_values=flags.FLAGS):
     """Defines --dynamic_padding and --group_by_length, for scripts whose reader has them.
 

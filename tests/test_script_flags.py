@@ -12,11 +12,7 @@ from bert_tf import distribution, finetune, script_flags, training
 def _finetune_flags(*argv, padding=True):
     """A fine-tuning script's shared flags, parsed from argv."""
     values = flags.FlagValues()
-    script_flags.define_training_flags(values)
-    script_flags.define_finetune_flags(values)
-    script_flags.define_tpu_flags(values)
-    if padding:
-        script_flags.define_padding_flags(values)
+    script_flags.define_finetuning_script_flags(padding, values)
     values(["prog", *argv])
     return values
 
