@@ -7,9 +7,10 @@ named, e.g. bert_tf_seed1=/tmp/.../predictions.json. Scores them with the
 official v1.1 rules (exact match and F1 of normalized answers, the best over
 a question's gold answers), overall and per article, and measures answer
 length in normalized words: the mean predicted length, the mean length of the
-gold answer nearest to it (the one that gives the best F1), and how often the
-prediction is longer than every gold answer, contains a gold answer with more
-words around it, or shares no word with any.
+gold answer nearest to it (the one that gives the best F1), the share of each
+in length bins (1, 2, 3, 4, 5, 6-10, 11+ words; an empty prediction counts as
+1), and how often the prediction is longer than every gold answer, contains
+a gold answer with more words around it, or shares no word with any.
 
 Prints one JSON line per predictions file (overall figures, the length
 figures and a per-article dict) and, with --table, a Markdown table of
@@ -34,6 +35,10 @@ flags.DEFINE_list("predictions", [], "name=path of each predictions.json, comma-
 flags.DEFINE_bool("table", False, "Also print a Markdown table of F1 per article.")
 flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 FLAGS = flags.FLAGS
+
+# Answer lengths, in normalized words, counted in these bins (the last open).
+LENGTH_BINS = (1, 2, 3, 4, 5, 6, 11)
+
 
 def f1_score(prediction_words, gold_words):
     """The official v1.1 F1 of two normalized word lists (no shared word, empty ones
@@ -88,6 +93,18 @@ def judge(prediction, golds):
     }
 
 
+def length_shares(lengths):
+    """{bin: share of the lengths in it}, the bins of LENGTH_BINS ("6-10", "11+", ...)."""
+    bounded = zip(LENGTH_BINS[:-1], LENGTH_BINS[1:], strict=True)
+    names = [f"{low}" if high == low + 1 else f"{low}-{high - 1}" for low, high in bounded]
+    names.append(f"{LENGTH_BINS[-1]}+")
+    counts = collections.Counter()
+    for length in lengths:
+        index = sum(length >= low for low in LENGTH_BINS) - 1
+        counts[names[max(index, 0)]] += 1
+    return {name: round(counts[name] / len(lengths), 4) for name in names}
+
+
 def summarize(judgements):
     """Percent exact match and F1, mean lengths and shares over a list of judge()'s dicts."""
     def mean(key):
@@ -99,7 +116,9 @@ def summarize(judgements):
             "mean_gold_words": round(mean("gold"), 3),
             "longer_than_every_gold": round(mean("longer"), 4),
             "contains_gold_and_more": round(mean("contains"), 4),
-            "no_word_in_common": round(mean("disjoint"), 4)}
+            "no_word_in_common": round(mean("disjoint"), 4),
+            "predicted_length_shares": length_shares([j["predicted"] for j in judgements]),
+            "gold_length_shares": length_shares([j["gold"] for j in judgements])}
 
 
 def score_file(questions, path):
