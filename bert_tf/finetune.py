@@ -487,7 +487,7 @@ def predict(trainer, predict_fn):
     Returns:
       {name: np.ndarray} over the real examples; is_real_example removed.
     """
-    predictions = trainer.predict(predict_fn)
+    predictions = trainer.inference.predict(predict_fn)
     real = predictions.pop("is_real_example", None)
     if real is None:
         return predictions
@@ -535,10 +535,10 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     Returns:
       export_dir.
     """
-    logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference_policy)
+    logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference.policy)
     return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
                               files.vocab_file, files.do_lower_case, max_seq_length,
-                              trainer.inference_policy, shapes)
+                              trainer.inference.policy, shapes)
 
 
 def start(config):

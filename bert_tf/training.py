@@ -1,4 +1,4 @@
-"""One training, evaluation and prediction loop for every task.
+"""One training loop for every task.
 
 A Trainer holds a BertModel, a task's heads, the optimizer and the
 checkpoint manager, all created under one tf.distribute strategy. It runs
@@ -11,9 +11,11 @@ and per checkpoint stay the defaults. On a CPU or GPU 1000 steps can take an
 hour: there, unless those flags are given, each loop is sized from the
 measured step time to take about `log_every_secs` (the first loop is one
 step, so that the first line comes right after compilation), and a
-checkpoint is also saved every `save_checkpoints_secs`. The task (tasks/base.py) supplies the
-heads, the forward pass, the loss, the metrics and the predictions; nothing
-here depends on which task runs. TrainingConfig holds the settings;
+checkpoint is also saved every `save_checkpoints_secs`. The task
+(tasks/base.py) supplies the heads, the forward pass, the loss, the metrics
+and the predictions; nothing here depends on which task runs. Evaluation
+and prediction are the Trainer's Inference (inference.py), over the same
+model. TrainingConfig holds the settings;
 TrainingConfig.for_strategy() fills in the cadence that suits the device,
 so that every script and notebook builds its Trainer the same way.
 
@@ -25,9 +27,9 @@ directory of their own, deleted afterwards, and resume from the chief's.
 Each replica computes its gradients in one tf.function, XLA-compiled as
 xla.resolve_jit_compile decides (always under the TPU's rules, tpu_rules.py);
 applying them stays outside XLA because the cross-replica all-reduce of
-MirroredStrategy cannot be compiled. Eval and predict steps are compiled
-alike. Checkpoints also hold the training input's position and dropout's
-random state, so that a resumed run goes on exactly where the killed one was.
+MirroredStrategy cannot be compiled. Checkpoints also hold the training
+input's position and dropout's random state, so that a resumed run goes on
+exactly where the killed one was.
 """
 
 import dataclasses
@@ -36,13 +38,13 @@ import shutil
 import tempfile
 import time
 
-import numpy as np
 import tensorflow as tf
 from absl import logging
 
 from bert_tf import (
     checkpoints,
     distribution,
+    inference,
     io_utils,
     memory,
     optimization,
@@ -238,10 +240,12 @@ class Trainer:
       trainer.restore(init_checkpoint)
       trainer.train(train_dataset_fn, num_train_steps)
       results = trainer.evaluate(eval_dataset_fn, max_steps)
+      predictions = trainer.inference.predict(predict_dataset_fn)
 
     Attributes:
       is_chief: Whether this process writes to output_dir (see
         distribution.is_chief); scripts write their own files only then.
+      inference: The inference.Inference of the model being trained.
       load_report: The checkpoints.LoadReport of the init_checkpoint that
         restore() loaded, or None when it resumed or started from scratch.
     """
@@ -285,7 +289,6 @@ class Trainer:
                 self.accumulator = optimization.GradientAccumulator(
                     self.trainable_variables, config.gradient_accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
-        self.eval_metrics = None
         self._train_input = None
         # The encoder and each head under its checkpoint key: the names
         # checkpoints.py reads these files by (checkpoint_names.WeightName.tf2).
@@ -319,19 +322,14 @@ class Trainer:
                      else " (auto)" if config.jit_compile is None else "")
         self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
-        # Each replica's share of an eval or predict step, compiled like the
-        # gradients. Batches may vary in length (run_classifier's
-        # --dynamic_padding): reduce_retracing traces one function for all
-        # lengths, not one each.
-        self._eval_replica = tf.function(self._eval_replica_fn, jit_compile=jit_compile,
-                                         reduce_retracing=True)
-        self._eval_step = tf.function(self._eval_step_fn, reduce_retracing=True)
         self._jit_compile = jit_compile
-        self._predict_steps = {}  # {policy: (encoder, heads, step function)}
-        # The policy predictions and exports compute under (float32 unless
-        # asked otherwise); logged here when it is not float32.
-        self.inference_policy = precision.inference_policy(
-            config.inference_precision, self.encoder.dtype_policy.name)
+        # Evaluation and prediction, compiled like the gradients, under the
+        # policy predictions and exports compute in (float32 unless asked
+        # otherwise; precision.inference_policy logs it when it is not).
+        self.inference = inference.Inference(
+            task, self.encoder, self.heads, strategy, jit_compile,
+            precision.inference_policy(config.inference_precision,
+                                       self.encoder.dtype_policy.name))
 
     @property
     def global_step(self):
@@ -545,7 +543,7 @@ class Trainer:
         """
         if self._train_input is not None:
             return self._train_input
-        self._train_input = iter(self._distribute(dataset_fn, "training"))
+        self._train_input = iter(inference.distribute(self.strategy, dataset_fn, "training"))
         if isinstance(self.strategy, (tf.distribute.TPUStrategy,
                                       tf.distribute.MultiWorkerMirroredStrategy)):
             return self._train_input
@@ -564,31 +562,11 @@ class Trainer:
             return tf.summary.create_noop_writer()
         return tf.summary.create_file_writer(os.path.join(self.output_dir, name))
 
-    def _eval_replica_fn(self, features):
-        """Updates one replica's eval metrics with its share of a batch."""
-        outputs = self.task.forward(self.encoder, self.heads, features, training=False)
-        self.task.update_metrics(self.eval_metrics, features, outputs)
-
-    def _eval_step_fn(self, features):
-        """Updates the eval metrics with one distributed batch."""
-        # The compiled function is called from a plain one, as the train step
-        # calls _compute_gradients: handed to run() itself, MirroredStrategy
-        # over CPU devices calls every replica's copy from the first device,
-        # where XLA cannot reach the other replicas' variables.
-        self.strategy.run(lambda replica_features: self._eval_replica(replica_features),
-                          args=(features,))
-
-    def _distribute(self, dataset_fn, what):
-        """The distributed dataset of dataset_fn, its input checked under the TPU's rules."""
-        dataset = self.strategy.distribute_datasets_from_function(dataset_fn)
-        if self.tpu_rules:
-            tpu_rules.check_input(dataset.element_spec, what)
-        return dataset
-
     def evaluate(self, dataset_fn, max_steps=None):
-        """Streams the task's create_metrics() over a set; logs them and sums them up.
+        """The model's metrics on a set at this step, logged and summarized.
 
-        The results go to TensorBoard's eval summaries and the log;
+        inference.evaluate() streams the task's metrics; they go to
+        TensorBoard's eval summaries at the current step and to the log.
         write_eval_results() writes them to eval_results.txt.
 
         Args:
@@ -598,17 +576,7 @@ class Trainer:
         Returns:
           A dict of metric values, with global_step.
         """
-        if self.eval_metrics is None:
-            with self.strategy.scope():
-                self.eval_metrics = self.task.create_metrics()
-        for metric in self.eval_metrics.values():
-            metric.reset_state()
-        dataset = self._distribute(dataset_fn, "evaluation")
-        for i, features in enumerate(dataset):
-            if max_steps is not None and i >= max_steps:
-                break
-            self._eval_step(features)
-        results = {name: float(m.result()) for name, m in self.eval_metrics.items()}
+        results = self.inference.evaluate(dataset_fn, max_steps)
         results["global_step"] = self.global_step
         writer = self._summary_writer("eval")
         with writer.as_default(step=self.global_step):
@@ -632,53 +600,3 @@ class Trainer:
         io_utils.write_results(os.path.join(self.output_dir, "eval_results.txt"), results)
         for key in sorted(results):
             print(f"{key} = {results[key]}")
-
-    def _predict_step_for(self, policy):
-        """The predict step of the model computing under policy, its weights current.
-
-        Under another policy than training's, the step runs a copy of the
-        model built under that policy (precision.with_policy), created once
-        and given the trained weights on each call.
-        """
-        if policy not in self._predict_steps:
-            with self.strategy.scope():
-                encoder, heads = precision.with_policy(self.task, self.encoder, self.heads,
-                                                       policy)
-
-            def replica_fn(features):  # one replica's share of a batch
-                outputs = self.task.forward(encoder, heads, features, training=False)
-                return self.task.predictions(features, outputs)
-
-            # Compiled like the gradients, and called from a plain function,
-            # as in _eval_step_fn.
-            replica_step = tf.function(replica_fn, jit_compile=self._jit_compile,
-                                       reduce_retracing=True)
-            step = tf.function(lambda features: self.strategy.run(
-                lambda replica_features: replica_step(replica_features), args=(features,)),
-                reduce_retracing=True)
-            self._predict_steps[policy] = (encoder, heads, step)
-        encoder, heads, step = self._predict_steps[policy]
-        if encoder is not self.encoder:
-            precision.copy_weights(self.encoder, self.heads, encoder, heads)
-        return step
-
-    def predict(self, dataset_fn, policy=None):
-        """Runs the task's predictions over a finite dataset, in input order.
-
-        Args:
-          dataset_fn: As for evaluate().
-          policy: The Keras dtype policy to compute under, e.g. "float32";
-            None: inference_policy (config.inference_precision's).
-
-        Returns:
-          {name: np.ndarray} of task.predictions() over all examples, padding
-          examples included (finetune.predict drops them).
-        """
-        step = self._predict_step_for(policy or self.inference_policy)
-        dataset = self._distribute(dataset_fn, "prediction")
-        collected = {}
-        for features in dataset:
-            for name, value in step(features).items():
-                collected.setdefault(name, []).extend(
-                    t.numpy() for t in self.strategy.experimental_local_results(value))
-        return {name: np.concatenate(parts) for name, parts in collected.items()}

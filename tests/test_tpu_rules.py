@@ -249,7 +249,7 @@ def _run_step(trainer, step, examples, **batching):
     elif step == "eval":
         trainer.evaluate(_dataset_fn(examples, 4, repeat=False, **batching))
     else:
-        trainer.predict(_dataset_fn(examples, 4, repeat=False, **batching))
+        trainer.inference.predict(_dataset_fn(examples, 4, repeat=False, **batching))
 
 
 @pytest.mark.parametrize("step", ["train", "eval", "predict"])

@@ -229,7 +229,7 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
         ClassificationTask(3), config, tf.distribute.get_strategy(),
         training.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
     predict_fn = _dataset_fn(examples, 4, repeat=False)
-    collected = trainer.predict(predict_fn)
+    collected = trainer.inference.predict(predict_fn)
     probabilities, real = collected["predictions"], collected["is_real_example"]
     assert probabilities.shape == (12, 3) and real.tolist() == [1] * 10 + [0] * 2
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
@@ -266,17 +266,17 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
         variable.assign(variable * 50.0)
     _copy_weights(trainers["float32"], trainers["as_trained"])
     assert trainers["float32"].encoder.dtype_policy.name == "mixed_bfloat16"
-    assert trainers["float32"].inference_policy == "float32"
-    assert trainers["as_trained"].inference_policy == "mixed_bfloat16"
+    assert trainers["float32"].inference.policy == "float32"
+    assert trainers["as_trained"].inference.policy == "mixed_bfloat16"
     # The same weights in a float32 model: the reference.
     reference = training.Trainer(
         ClassificationTask(3), config, tf.distribute.get_strategy(),
         training.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
     _copy_weights(trainers["float32"], reference)
-    expected = reference.predict(predict_fn)["predictions"]
-    float32 = trainers["float32"].predict(predict_fn)["predictions"]
+    expected = reference.inference.predict(predict_fn)["predictions"]
+    float32 = trainers["float32"].inference.predict(predict_fn)["predictions"]
     np.testing.assert_allclose(float32, expected, atol=1e-6)
-    bfloat16 = trainers["as_trained"].predict(predict_fn)["predictions"]
+    bfloat16 = trainers["as_trained"].inference.predict(predict_fn)["predictions"]
     # bfloat16 keeps 8 significant bits, so these probabilities move by about
     # 1e-3 (how much depends on the CPU's kernels); 1e-4 is still a hundred
     # times the float32 path's tolerance above.
@@ -285,8 +285,8 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     for variable in trainers["float32"].heads["classifier"].trainable_variables:
         variable.assign(variable * 2.0)
     _copy_weights(trainers["float32"], reference)
-    np.testing.assert_allclose(trainers["float32"].predict(predict_fn)["predictions"],
-                               reference.predict(predict_fn)["predictions"], atol=1e-6)
+    np.testing.assert_allclose(trainers["float32"].inference.predict(predict_fn)["predictions"],
+                               reference.inference.predict(predict_fn)["predictions"], atol=1e-6)
 
 
 def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
@@ -308,7 +308,7 @@ def test_pretraining_streaming_metrics_match_its_score(config, tmp_path):
     trainer = _trainer(config, tmp_path)
     predict_fn = _dataset_fn(examples, 4, repeat=False)
     streamed = trainer.evaluate(predict_fn)
-    scored = trainer.task.score(trainer.predict(predict_fn))
+    scored = trainer.task.score(trainer.inference.predict(predict_fn))
     for name in ("masked_lm_accuracy", "next_sentence_accuracy"):
         assert streamed[name] == pytest.approx(scored[name], abs=1e-6)
 
@@ -438,7 +438,7 @@ def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_pa
                for trainer in (single, mirrored)]
     for name in ("loss", "masked_lm_accuracy", "next_sentence_accuracy"):
         np.testing.assert_allclose(results[0][name], results[1][name], atol=1e-5)
-    predictions = [trainer.predict(_dataset_fn(examples, 8, repeat=False))
+    predictions = [trainer.inference.predict(_dataset_fn(examples, 8, repeat=False))
                    for trainer in (single, mirrored)]
     assert predictions[0].keys() == predictions[1].keys()
     for name in predictions[0]:
