@@ -19,7 +19,7 @@ complete. See bert_tf/feature_extraction/writers.py for the output layouts.
 
 from absl import app, flags
 
-from bert_tf import cli, feature_extraction, script_flags, training
+from bert_tf import cli, feature_extraction, run_setup, script_flags
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")
@@ -69,7 +69,7 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # No seed: extraction draws nothing at random.
-    strategy = training.prepare(None, script_flags.tpu_config(FLAGS),
+    strategy = run_setup.prepare(None, script_flags.tpu_config(FLAGS),
                                 FLAGS.inference_precision)
     # ExtractionError (a ValueError) names the flag, or the file and line:
     # cli.run prints it as one line.

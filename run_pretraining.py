@@ -25,6 +25,7 @@ from bert_tf import (
     dynamic_masking,
     input_pipeline,
     run_dir,
+    run_setup,
     script_flags,
     training,
 )
@@ -147,12 +148,12 @@ def main(argv):
         raise app.UsageError("at least one of --do_train or --do_eval must be True")
     if not FLAGS.bert_config_file and not FLAGS.init_checkpoint:
         raise app.UsageError("give --bert_config_file, or an --init_checkpoint that has one")
-    strategy = training.prepare(FLAGS.seed, script_flags.tpu_config(FLAGS),
+    strategy = run_setup.prepare(FLAGS.seed, script_flags.tpu_config(FLAGS),
                                 FLAGS.mixed_precision)
     # ConfigError, CheckpointError: they name the file or the flag.
     config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
     config.check_max_seq_length(FLAGS.max_seq_length)
-    micro_batch = training.validate_batch_sizes(
+    micro_batch = run_setup.validate_batch_sizes(
         strategy, FLAGS.train_batch_size, FLAGS.gradient_accumulation_steps,
         do_train=FLAGS.do_train, eval_batch_size=FLAGS.eval_batch_size)
     if FLAGS.do_train:

@@ -17,7 +17,7 @@ import re
 
 FORMATS = ("google", "hf", "tf2")
 
-# The encoder's key in a tf2 checkpoint: training.py saves it under this
+# The encoder's key in a tf2 checkpoint: training_checkpoints.py saves it under this
 # name, next to the heads (under their checkpoint_key), "optimizer" and "step".
 ENCODER = "encoder"
 

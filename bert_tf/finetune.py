@@ -53,6 +53,7 @@ from bert_tf import (
     input_pipeline,
     io_utils,
     run_dir,
+    run_setup,
     tokenization,
     tpu_rules,
     training,
@@ -94,10 +95,10 @@ class FinetuneConfig:
       warmup_proportion: The share of updates with a rising learning rate.
       learning_rate, optimizer, adam_bias_correction, decay_after_warmup,
         gradient_accumulation_steps, keep_checkpoint_max, jit_compile,
-        inference_precision: As in training.TrainingConfig.
+        inference_precision: As in run_setup.TrainingConfig.
       iterations_per_loop, save_checkpoints_steps, log_every_secs,
         save_checkpoints_secs: The cadence, each None where not given (see
-        training.TrainingConfig.for_strategy).
+        run_setup.TrainingConfig.for_strategy).
       mixed_precision: Training's precision, one of precision.PRECISIONS.
       seed: Seeds the head, dropout and shuffling; None: every run differs.
       export_dir: Write a raw-text SavedModel here, after training.
@@ -122,19 +123,19 @@ class FinetuneConfig:
     num_train_epochs: float = 3.0
     warmup_proportion: float = 0.1
     # The training settings' defaults are TrainingConfig's.
-    learning_rate: float = training.TrainingConfig.learning_rate
-    optimizer: str = training.TrainingConfig.optimizer
-    adam_bias_correction: bool = training.TrainingConfig.adam_bias_correction
-    decay_after_warmup: bool = training.TrainingConfig.decay_after_warmup
-    gradient_accumulation_steps: int = training.TrainingConfig.gradient_accumulation_steps
+    learning_rate: float = run_setup.TrainingConfig.learning_rate
+    optimizer: str = run_setup.TrainingConfig.optimizer
+    adam_bias_correction: bool = run_setup.TrainingConfig.adam_bias_correction
+    decay_after_warmup: bool = run_setup.TrainingConfig.decay_after_warmup
+    gradient_accumulation_steps: int = run_setup.TrainingConfig.gradient_accumulation_steps
     iterations_per_loop: int | None = None
     save_checkpoints_steps: int | None = None
     log_every_secs: float | None = None
     save_checkpoints_secs: float | None = None
-    keep_checkpoint_max: int = training.TrainingConfig.keep_checkpoint_max
-    jit_compile: bool | None = training.TrainingConfig.jit_compile
+    keep_checkpoint_max: int = run_setup.TrainingConfig.keep_checkpoint_max
+    jit_compile: bool | None = run_setup.TrainingConfig.jit_compile
     mixed_precision: str = "auto"
-    inference_precision: str = training.TrainingConfig.inference_precision
+    inference_precision: str = run_setup.TrainingConfig.inference_precision
     seed: int | None = None
     export_dir: str | None = None
     export_shapes: str = "dynamic"
@@ -143,7 +144,7 @@ class FinetuneConfig:
     tpu: distribution.TpuConfig = distribution.TpuConfig()
 
     def training_config(self, num_train_steps, num_warmup_steps, strategy):
-        """The Trainer's training.TrainingConfig for this run.
+        """The Trainer's run_setup.TrainingConfig for this run.
 
         Args:
           num_train_steps: From train_steps().
@@ -151,10 +152,10 @@ class FinetuneConfig:
           strategy: The run's strategy, for the cadence.
 
         Returns:
-          A training.TrainingConfig.
+          A run_setup.TrainingConfig.
         """
-        settings = {name: getattr(self, name) for name in training.USER_SETTINGS}
-        return training.TrainingConfig.for_strategy(
+        settings = {name: getattr(self, name) for name in run_setup.USER_SETTINGS}
+        return run_setup.TrainingConfig.for_strategy(
             strategy, output_dir=self.output_dir, num_train_steps=num_train_steps,
             num_warmup_steps=num_warmup_steps, **settings)
 
@@ -301,12 +302,12 @@ def setup(config):
     Raises:
       FinetuneError: for batch sizes that do not split, or varying shapes on TPU.
     """
-    strategy = training.prepare(config.seed, config.tpu, config.mixed_precision)
+    strategy = run_setup.prepare(config.seed, config.tpu, config.mixed_precision)
     if config.dynamic_padding and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")
     try:
-        training.validate_batch_sizes(
+        run_setup.validate_batch_sizes(
             strategy, config.train_batch_size, config.gradient_accumulation_steps,
             do_train=config.do_train, eval_batch_size=config.eval_batch_size,
             predict_batch_size=config.predict_batch_size)
@@ -364,7 +365,7 @@ def create_trainer(task, files, strategy, config, trained_required=False, settin
       task: A tasks.Task.
       files: The pretrained model's ModelFiles.
       strategy: From setup().
-      config: A training.TrainingConfig.
+      config: A run_setup.TrainingConfig.
       trained_required: Refuse to start from anything but output_dir's own
         checkpoint (an export-only run: an export of the pretrained encoder
         with a random head would look like a finished model).

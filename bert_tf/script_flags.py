@@ -4,7 +4,7 @@ Each flag is defined here once, with the original repository's name and
 default where it had one (the default written in the config the flag
 sets), and read here once: a script defines the groups
 it needs, and turns the parsed values into the library's typed configs
-(finetune.FinetuneConfig, training.TrainingConfig, distribution.TpuConfig)
+(finetune.FinetuneConfig, run_setup.TrainingConfig, distribution.TpuConfig)
 with the functions below. Nothing else in bert_tf reads a flag, so the
 notebook and Python callers build the same configs directly.
 
@@ -21,14 +21,14 @@ from bert_tf import (
     input_pipeline,
     optimization,
     precision,
+    run_setup,
     serving,
     tpu_rules,
-    training,
     xla,
 )
 
 # The configs whose defaults the flags take: each default is written once.
-TRAINING = training.TrainingConfig
+TRAINING = run_setup.TrainingConfig
 FINETUNE = finetune.FinetuneConfig
 
 
@@ -98,20 +98,20 @@ def define_training_flags(flag_values=flags.FLAGS):
                        "The peak learning rate (of AdamW or LAMB), after warmup.", **fv)
     flags.register_validator("learning_rate", lambda value: value >= 0,
                              "--learning_rate must not be negative", flag_values=flag_values)
-    flags.DEFINE_integer("save_checkpoints_steps", training.SAVE_CHECKPOINTS_STEPS,
+    flags.DEFINE_integer("save_checkpoints_steps", run_setup.SAVE_CHECKPOINTS_STEPS,
                          "Save a checkpoint every this many steps, and at the end.",
                          lower_bound=1, **fv)
-    flags.DEFINE_integer("iterations_per_loop", training.ITERATIONS_PER_LOOP,
+    flags.DEFINE_integer("iterations_per_loop", run_setup.ITERATIONS_PER_LOOP,
                          "The most steps per tf.function call (one host round trip); a "
                          "progress line is logged once per loop.", lower_bound=1, **fv)
     flags.DEFINE_float(
-        "log_every_secs", training.LOG_EVERY_SECS,
+        "log_every_secs", run_setup.LOG_EVERY_SECS,
         "On a CPU or GPU, unless --iterations_per_loop is given: size each loop from the "
         "measured step time to take about this long, so that a progress line (step, loss, "
         "lr, examples/s, time left) comes this often. On a TPU only when given.",
         lower_bound=0.0, **fv)
     flags.DEFINE_float(
-        "save_checkpoints_secs", training.SAVE_CHECKPOINTS_SECS,
+        "save_checkpoints_secs", run_setup.SAVE_CHECKPOINTS_SECS,
         "On a CPU or GPU, unless --save_checkpoints_steps is given: also save a "
         "checkpoint once this long has passed since the last one, so that a killed run "
         "loses at most this much. On a TPU only when given.", lower_bound=0.0, **fv)
@@ -308,7 +308,7 @@ def jit_compile(flag_values):
 
 
 def training_settings(flag_values):
-    """The training.USER_SETTINGS that define_training_flags()'s flags give.
+    """The run_setup.USER_SETTINGS that define_training_flags()'s flags give.
 
     Args:
       flag_values: The parsed flags.
@@ -319,7 +319,7 @@ def training_settings(flag_values):
     cadence = ("iterations_per_loop", "save_checkpoints_steps", "log_every_secs",
                "save_checkpoints_secs")
     settings = {name: given(flag_values, name) if name in cadence else flag_values[name].value
-                for name in training.USER_SETTINGS}
+                for name in run_setup.USER_SETTINGS}
     settings["jit_compile"] = jit_compile(flag_values)
     return settings
 
@@ -334,9 +334,9 @@ def training_config(flag_values, num_train_steps, num_warmup_steps, strategy):
       strategy: The run's strategy, for the cadence.
 
     Returns:
-      A training.TrainingConfig.
+      A run_setup.TrainingConfig.
     """
-    return training.TrainingConfig.for_strategy(
+    return run_setup.TrainingConfig.for_strategy(
         strategy, output_dir=flag_values.output_dir, num_train_steps=num_train_steps,
         num_warmup_steps=num_warmup_steps, **training_settings(flag_values))
 

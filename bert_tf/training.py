@@ -1,41 +1,32 @@
 """One training loop for every task.
 
-A Trainer holds a BertModel, a task's heads, the optimizer and the
-checkpoint manager, all created under one tf.distribute strategy. It runs
-up to `iterations_per_loop` steps per tf.function call (one host round trip
-per loop, as TPUEstimator did) and logs one progress line per loop; it saves
-every `save_checkpoints_steps`, and on a new start resumes from the newest
-checkpoint in `output_dir` by itself, with the step and the optimizer state.
-On a TPU a round trip is expensive, and the original's 1000 steps per loop
-and per checkpoint stay the defaults. On a CPU or GPU 1000 steps can take an
-hour: there, unless those flags are given, each loop is sized from the
-measured step time to take about `log_every_secs` (the first loop is one
-step, so that the first line comes right after compilation), and a
-checkpoint is also saved every `save_checkpoints_secs`. The task
+A Trainer holds a BertModel, a task's heads and the optimizer, all created
+under one tf.distribute strategy, and the run's checkpoints
+(training_checkpoints.py). It runs up to `iterations_per_loop` steps per
+tf.function call (one host round trip per loop, as TPUEstimator did) and
+logs one progress line per loop; it saves every `save_checkpoints_steps`
+(and, off a TPU, every `save_checkpoints_secs`), and on a new start resumes
+from the newest checkpoint in `output_dir` by itself. Off a TPU, unless the
+user gave `iterations_per_loop`, each loop is sized from the measured step
+time to take about `log_every_secs`; the first loop is one step, so that the
+first line comes right after compilation (run_setup.TrainingConfig). The task
 (tasks/base.py) supplies the heads, the forward pass, the loss, the metrics
 and the predictions; nothing here depends on which task runs. Evaluation
 and prediction are the Trainer's Inference (inference.py), over the same
-model. TrainingConfig holds the settings;
-TrainingConfig.for_strategy() fills in the cadence that suits the device,
-so that every script and notebook builds its Trainer the same way.
+model.
 
 Under MultiWorkerMirroredStrategy every worker runs this same loop; only
-the chief writes to `output_dir`. The other workers save their checkpoints
-(TensorFlow requires every worker to take part in a save) to a temporary
-directory of their own, deleted afterwards, and resume from the chief's.
+the chief writes to `output_dir` (training_checkpoints.py says how the
+others save).
 
 Each replica computes its gradients in one tf.function, XLA-compiled as
 xla.resolve_jit_compile decides (always under the TPU's rules, tpu_rules.py);
 applying them stays outside XLA because the cross-replica all-reduce of
-MirroredStrategy cannot be compiled. Checkpoints also hold the training
-input's position and dropout's random state, so that a resumed run goes on
-exactly where the killed one was.
+MirroredStrategy cannot be compiled.
 """
 
 import dataclasses
 import os
-import shutil
-import tempfile
 import time
 
 import tensorflow as tf
@@ -53,183 +44,11 @@ from bert_tf import (
     tpu_rules,
     xla,
 )
-from bert_tf.checkpoint_names import ENCODER
 from bert_tf.modeling import BertModel
 from bert_tf.progress import format_duration, loop_steps
+from bert_tf.training_checkpoints import TrainingCheckpoints
 
 keras = tf.keras
-
-# The original's cadence: a loop of steps per host round trip, and a
-# checkpoint, every 1000 steps. Off a TPU, unless those are given, loops are
-# sized to log every LOG_EVERY_SECS and a checkpoint is also saved every
-# SAVE_CHECKPOINTS_SECS (TrainingConfig.for_strategy).
-ITERATIONS_PER_LOOP = 1000
-SAVE_CHECKPOINTS_STEPS = 1000
-LOG_EVERY_SECS = 30.0
-SAVE_CHECKPOINTS_SECS = 600.0
-
-# The TrainingConfig fields that a user sets (each a flag of the scripts);
-# the others come from the run: output_dir and the step counts. The four
-# cadence settings are None where not given (TrainingConfig.for_strategy).
-USER_SETTINGS = ("learning_rate", "optimizer", "adam_bias_correction", "decay_after_warmup",
-                 "gradient_accumulation_steps", "iterations_per_loop",
-                 "save_checkpoints_steps", "log_every_secs", "save_checkpoints_secs",
-                 "keep_checkpoint_max", "jit_compile", "inference_precision")
-
-
-def set_random_seed(seed):
-    """Seeds Python, numpy and TensorFlow (hence Keras and tf.data) when seed is not None.
-
-    Args:
-      seed: An int, or None to leave every generator unseeded.
-    """
-    if seed is not None:
-        keras.utils.set_random_seed(seed)
-
-
-def prepare(seed, tpu, mixed_precision):
-    """What every script does before it builds a model: seed, strategy, precision.
-
-    The strategy comes before anything else touches TensorFlow's devices:
-    MultiWorkerMirroredStrategy cannot be set up once TensorFlow has started.
-    The precision policy comes after it, because "auto" depends on the device.
-
-    Args:
-      seed: set_random_seed()'s seed, or None.
-      tpu: A distribution.TpuConfig.
-      mixed_precision: One of precision.PRECISIONS.
-
-    Returns:
-      The tf.distribute.Strategy; models and optimizers go in its scope().
-    """
-    set_random_seed(seed)
-    strategy = tpu.resolve_strategy()
-    precision.set_precision_policy(mixed_precision, strategy)
-    return strategy
-
-
-def validate_batch_sizes(strategy, train_batch_size, gradient_accumulation_steps=1,
-                         do_train=True, **inference_batch_sizes):
-    """Checks that every batch size splits evenly over the replicas.
-
-    The training batch splits over replicas x micro-batches; eval and predict
-    batches over the replicas (8 on a v3-8 TPU, 1 on Colab's v5e-1). The
-    messages name the flags, which the config fields are named after.
-
-    Args:
-      strategy: The strategy in use.
-      train_batch_size: The global training batch.
-      gradient_accumulation_steps: Micro-batches per update.
-      do_train: Whether the run trains (else the training batch is unused).
-      **inference_batch_sizes: Other batches by name, e.g. eval_batch_size=8.
-
-    Returns:
-      The per-replica micro-batch size of training.
-
-    Raises:
-      ValueError: naming the flag whose batch does not split.
-    """
-    replicas = strategy.num_replicas_in_sync
-    parts = replicas * gradient_accumulation_steps
-    if do_train and train_batch_size % parts:
-        raise ValueError(
-            f"--train_batch_size={train_batch_size} must be a multiple of the "
-            f"{replicas} replica(s) x --gradient_accumulation_steps="
-            f"{gradient_accumulation_steps}")
-    for name, size in inference_batch_sizes.items():
-        if size % replicas:
-            raise ValueError(f"--{name}={size} must be a multiple of the {replicas} "
-                             "replica(s)")
-    return train_batch_size // parts
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingConfig:
-    """How a Trainer trains: one object instead of a dozen arguments.
-
-    Attributes:
-      output_dir: Checkpoints, summaries and results go here.
-      num_train_steps: Optimizer updates in all; the schedule decays to 0 there.
-      num_warmup_steps: Linear warmup length.
-      learning_rate: Peak learning rate.
-      optimizer: "adamw" or "lamb".
-      adam_bias_correction: Adam's bias correction (the original had none).
-      decay_after_warmup: Decay the learning rate from the end of warmup
-        (Hugging Face's schedule), not from step 0 (the original's).
-      inference_precision: What predictions compute in, one of
-        precision.INFERENCE_PRECISIONS; float32 whatever training used.
-      gradient_accumulation_steps: Micro-batches per optimizer update.
-      iterations_per_loop: The most steps per tf.function call (host round trip).
-      save_checkpoints_steps: Checkpoint interval, in steps.
-      log_every_secs: If set, each loop runs as many steps as take about this
-        long, measured on the loops before (the first loop is one step); at
-        most iterations_per_loop. None: every loop is iterations_per_loop.
-      save_checkpoints_secs: If set, a checkpoint is also saved after the
-        first loop that ends this long after the last save.
-      keep_checkpoint_max: How many checkpoints to keep.
-      jit_compile: Compile each replica's forward and backward pass with XLA;
-        None picks by device (xla.resolve_jit_compile).
-    """
-
-    output_dir: str
-    num_train_steps: int
-    num_warmup_steps: int = 0
-    learning_rate: float = 5e-5
-    optimizer: str = "adamw"
-    adam_bias_correction: bool = True
-    decay_after_warmup: bool = False
-    gradient_accumulation_steps: int = 1
-    iterations_per_loop: int = ITERATIONS_PER_LOOP
-    save_checkpoints_steps: int = SAVE_CHECKPOINTS_STEPS
-    log_every_secs: float | None = None
-    save_checkpoints_secs: float | None = None
-    keep_checkpoint_max: int = 5
-    jit_compile: bool | None = None
-    inference_precision: str = "float32"
-
-    @classmethod
-    def for_strategy(cls, strategy, iterations_per_loop=None, save_checkpoints_steps=None,
-                     log_every_secs=None, save_checkpoints_secs=None, **fields):
-        """A TrainingConfig whose logging and saving cadence suits the device.
-
-        Each cadence argument is None when the user left it unset. On a TPU a
-        host round trip is expensive, and the original's cadence stays: a
-        loop and a checkpoint every 1000 steps. On a CPU or GPU, 1000 steps
-        can take an hour: there each loop is sized to take about
-        LOG_EVERY_SECS and a checkpoint is also saved every
-        SAVE_CHECKPOINTS_SECS, unless the user gave iterations_per_loop
-        (respectively save_checkpoints_steps): who sets the original's
-        setting gets the original's behaviour.
-
-        Args:
-          strategy: The run's strategy.
-          iterations_per_loop: Given, or None.
-          save_checkpoints_steps: Given, or None.
-          log_every_secs: Given, or None.
-          save_checkpoints_secs: Given, or None.
-          **fields: The other fields of TrainingConfig.
-
-        Returns:
-          A TrainingConfig.
-        """
-        on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
-        if log_every_secs is None and not (on_tpu or iterations_per_loop is not None):
-            log_every_secs = LOG_EVERY_SECS
-        if save_checkpoints_secs is None and not (on_tpu or save_checkpoints_steps is not None):
-            save_checkpoints_secs = SAVE_CHECKPOINTS_SECS
-        if iterations_per_loop is None:
-            iterations_per_loop = ITERATIONS_PER_LOOP
-        if save_checkpoints_steps is None:
-            save_checkpoints_steps = SAVE_CHECKPOINTS_STEPS
-        return cls(iterations_per_loop=iterations_per_loop,
-                   save_checkpoints_steps=save_checkpoints_steps,
-                   log_every_secs=log_every_secs, save_checkpoints_secs=save_checkpoints_secs,
-                   **fields)
-
-
-def _holds(checkpoint_path, prefix):
-    """Whether a checkpoint saved an object under prefix (older ones lack some)."""
-    return any(name.startswith(prefix) for name, _ in tf.train.list_variables(checkpoint_path))
 
 
 class Trainer:
@@ -246,12 +65,14 @@ class Trainer:
       is_chief: Whether this process writes to output_dir (see
         distribution.is_chief); scripts write their own files only then.
       inference: The inference.Inference of the model being trained.
+      training_checkpoints: The training_checkpoints.TrainingCheckpoints of
+        the run: what is saved, where, and how it resumes.
       load_report: The checkpoints.LoadReport of the init_checkpoint that
         restore() loaded, or None when it resumed or started from scratch.
     """
 
     def __init__(self, task, bert_config, strategy, config):
-        """Builds the model, heads, optimizer and checkpoint manager in the strategy scope.
+        """Builds the model, heads and optimizer in the strategy scope, and their checkpoints.
 
         Args:
           task: A tasks.Task.
@@ -290,28 +111,9 @@ class Trainer:
                     self.trainable_variables, config.gradient_accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
         self._train_input = None
-        # The encoder and each head under its checkpoint key: the names
-        # checkpoints.py reads these files by (checkpoint_names.WeightName.tf2).
-        self.checkpoint = tf.train.Checkpoint(
-            **{ENCODER: self.encoder}, optimizer=self.optimizer, **self.heads)
-        # Dropout's random state, which Keras leaves out of the layers'
-        # checkpoints: a resumed run must draw the masks an uninterrupted one
-        # would. Saved from the first train() on (see _track_training_state).
-        self._dropout_seeds = [
-            v for model in (self.encoder, *self.heads.values())
-            for v in model.variables if v.path.endswith("seed_generator_state")]
-        if self.is_chief:
-            self.manager = tf.train.CheckpointManager(
-                self.checkpoint, config.output_dir, max_to_keep=config.keep_checkpoint_max)
-        else:
-            # Every worker must save, but two writers of one directory corrupt
-            # each other's files: the others write to a throwaway directory,
-            # which train() creates and deletes.
-            self._scratch_dir = os.path.join(
-                tempfile.gettempdir(),
-                f"bert_tf_{distribution.task_name(strategy)}_{os.getpid()}")
-            self.manager = tf.train.CheckpointManager(
-                self.checkpoint, self._scratch_dir, max_to_keep=1)
+        self.training_checkpoints = TrainingCheckpoints(
+            strategy, config.output_dir, config.keep_checkpoint_max, self.encoder,
+            self.heads, self.optimizer)
         # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled and
         # every input checked for static shapes, as a TPU needs.
         self.tpu_rules = tpu_rules.enforced(strategy)
@@ -357,9 +159,7 @@ class Trainer:
         Returns:
           "resumed", "initialized" or "from scratch".
         """
-        # Every worker resumes from the chief's checkpoints, so that all
-        # start from the same state.
-        latest = tf.train.latest_checkpoint(self.output_dir)
+        latest = self.training_checkpoints.latest()
         self.init_checkpoint = init_checkpoint
         if self.is_chief:
             # Another model's checkpoint would fail to restore with a shape
@@ -367,14 +167,7 @@ class Trainer:
             run_dir.check_settings(self.output_dir, "model", self._model_settings(),
                                    resuming=bool(latest))
         if latest:
-            # The input position and dropout seeds are restored apart, below
-            # and in _training_input: expect_partial() keeps TensorFlow quiet
-            # about them here.
-            status = self.checkpoint.restore(latest)
-            status.assert_existing_objects_matched().expect_partial()
-            if _holds(latest, "dropout_seeds/"):
-                tf.train.Checkpoint(dropout_seeds=self._dropout_seeds).restore(
-                    latest).expect_partial()
+            latest = self.training_checkpoints.restore_latest()
             logging.info("Resumed from %s at step %d", latest, self.global_step)
             return "resumed"
         if init_checkpoint:
@@ -459,9 +252,7 @@ class Trainer:
                                    resuming=self.global_step > 0,
                                    may_grow=("num_train_steps", "num_warmup_steps"))
         writer = self._summary_writer("train")
-        if not self.is_chief:
-            os.makedirs(self._scratch_dir, exist_ok=True)
-        self._track_training_state()
+        self.training_checkpoints.open()
         iterator = self._training_input(dataset_fn)
         history = []
         step = self.global_step
@@ -499,30 +290,15 @@ class Trainer:
                 secs = self.config.save_checkpoints_secs
                 due = secs is not None and time.time() - last_save >= secs
                 if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
-                    self.manager.save(checkpoint_number=step)
+                    self.training_checkpoints.save(step)
                     last_save = time.time()
         except KeyboardInterrupt as interrupt:
             # Ctrl-C or SIGTERM: cli.run prints this in its one line.
-            interrupt.add_note(self._resume_note())
+            interrupt.add_note(self.training_checkpoints.resume_note(self.global_step))
             raise
         writer.flush()
-        if not self.is_chief:
-            shutil.rmtree(self._scratch_dir, ignore_errors=True)
+        self.training_checkpoints.close()
         return history
-
-    def _resume_note(self):
-        """Where an interrupted training stopped, and where the same command goes on."""
-        latest = tf.train.latest_checkpoint(self.output_dir)
-        if latest is None:
-            return (f"at step {self.global_step}, before the first checkpoint: the same "
-                    "command starts again")
-        return (f"at step {self.global_step}; the last checkpoint, {latest}, is at step "
-                f"{latest.rsplit('-', 1)[1]}: the same command resumes from there")
-
-    def _track_training_state(self):
-        """Adds the dropout seeds to what checkpoints save (once restore() has run)."""
-        if not hasattr(self.checkpoint, "dropout_seeds"):
-            self.checkpoint.dropout_seeds = self._dropout_seeds
 
     def _training_input(self, dataset_fn):
         """The iterator over the training input: one per Trainer, and per run.
@@ -541,19 +317,9 @@ class Trainer:
         Returns:
           A distributed iterator.
         """
-        if self._train_input is not None:
-            return self._train_input
-        self._train_input = iter(inference.distribute(self.strategy, dataset_fn, "training"))
-        if isinstance(self.strategy, (tf.distribute.TPUStrategy,
-                                      tf.distribute.MultiWorkerMirroredStrategy)):
-            return self._train_input
-        self.checkpoint.train_input = self._train_input
-        latest = tf.train.latest_checkpoint(self.output_dir)
-        if latest and _holds(latest, "train_input/"):
-            tf.train.Checkpoint(train_input=self._train_input).restore(latest).expect_partial()
-            logging.info("The training input goes on where %s left it.", latest)
-        elif latest:
-            logging.info("%s holds no input position: the training input restarts.", latest)
+        if self._train_input is None:
+            self._train_input = self.training_checkpoints.track_input(
+                iter(inference.distribute(self.strategy, dataset_fn, "training")))
         return self._train_input
 
     def _summary_writer(self, name):

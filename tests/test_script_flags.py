@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import distribution, finetune, script_flags, training
+from bert_tf import distribution, finetune, run_setup, script_flags
 
 
 def _finetune_flags(*argv, padding=True):
@@ -63,7 +63,7 @@ def test_every_config_default_is_its_flags_default():
     for field in dataclasses.fields(distribution.TpuConfig):
         assert getattr(tpu_defaults, field.name) == values[field.name].default, field.name
     # The cadence the library picks off a TPU is what the flags' help shows.
-    cadence = training.TrainingConfig.for_strategy(
+    cadence = run_setup.TrainingConfig.for_strategy(
         tf.distribute.get_strategy(), output_dir="/tmp/run", num_train_steps=1)
     for name in chosen_by_library - {"do_lower_case"}:
         assert getattr(cadence, name) == values[name].default, name
@@ -88,7 +88,7 @@ def test_run_pretraining_flags_become_its_training_config():
     values(["prog", "--output_dir=/tmp/pretrain", "--learning_rate=1e-4", "--optimizer=lamb",
             "--gradient_accumulation_steps=2", "--save_checkpoints_steps=500"])
     config = script_flags.training_config(values, 10000, 100, tf.distribute.get_strategy())
-    assert config == training.TrainingConfig(
+    assert config == run_setup.TrainingConfig(
         output_dir="/tmp/pretrain", num_train_steps=10000, num_warmup_steps=100,
         learning_rate=1e-4, optimizer="lamb", gradient_accumulation_steps=2,
         save_checkpoints_steps=500, log_every_secs=30.0, save_checkpoints_secs=None)

@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import tpu_rules, training
+from bert_tf import run_setup, tpu_rules, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import ClassificationTask
 
@@ -239,7 +239,7 @@ def _trainer(task, output_dir):
     config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
                         max_position_embeddings=SEQ, type_vocab_size=2)
-    return training.Trainer(task, config, tf.distribute.get_strategy(), training.TrainingConfig(
+    return training.Trainer(task, config, tf.distribute.get_strategy(), run_setup.TrainingConfig(
         str(output_dir), num_train_steps=2, iterations_per_loop=1, jit_compile=False))
 
 

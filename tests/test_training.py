@@ -15,6 +15,7 @@ from bert_tf import (
     precision,
     progress,
     run_dir,
+    run_setup,
     training,
     xla,
 )
@@ -67,7 +68,7 @@ def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_co
     # XLA is off except where a test is about it: compiling costs seconds.
     return training.Trainer(
         PretrainingTask(), config, strategy or tf.distribute.get_strategy(),
-        training.TrainingConfig(
+        run_setup.TrainingConfig(
             str(output_dir), num_train_steps=steps, num_warmup_steps=2,
             learning_rate=learning_rate, gradient_accumulation_steps=accumulation,
             jit_compile=jit_compile, **kwargs))
@@ -206,7 +207,7 @@ def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
 
     trainers = {trim: training.Trainer(
         ClassificationTask(3), config, two_cpu_strategy,
-        training.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
+        run_setup.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
                                 learning_rate=1e-3, iterations_per_loop=1, jit_compile=True))
         for trim in (False, True)}
     _copy_weights(trainers[False].encoder, trainers[True].encoder)
@@ -227,7 +228,7 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
                 "is_real_example": np.array([[1]] * 10 + [[0]] * 2, np.int32)}
     trainer = training.Trainer(
         ClassificationTask(3), config, tf.distribute.get_strategy(),
-        training.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
+        run_setup.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
     predict_fn = _dataset_fn(examples, 4, repeat=False)
     collected = trainer.inference.predict(predict_fn)
     probabilities, real = collected["predictions"], collected["is_real_example"]
@@ -256,7 +257,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
         for inference in ("float32", "as_trained"):
             trainers[inference] = training.Trainer(
                 ClassificationTask(3), config, tf.distribute.get_strategy(),
-                training.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
+                run_setup.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
                                         inference_precision=inference))
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
@@ -271,7 +272,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     # The same weights in a float32 model: the reference.
     reference = training.Trainer(
         ClassificationTask(3), config, tf.distribute.get_strategy(),
-        training.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
+        run_setup.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
     _copy_weights(trainers["float32"], reference)
     expected = reference.inference.predict(predict_fn)["predictions"]
     float32 = trainers["float32"].inference.predict(predict_fn)["predictions"]
@@ -293,7 +294,7 @@ def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
     """Fine-tuning scores through predictions and score(); Trainer.evaluate says so."""
     trainer = training.Trainer(
         ClassificationTask(2, glue_task="sst-2"), config, tf.distribute.get_strategy(),
-        training.TrainingConfig(str(tmp_path), num_train_steps=10))
+        run_setup.TrainingConfig(str(tmp_path), num_train_steps=10))
     examples = {"input_ids": np.full((4, SEQ), 7, np.int32),
                 "input_mask": np.ones((4, SEQ), np.int32),
                 "segment_ids": np.zeros((4, SEQ), np.int32),
@@ -409,7 +410,7 @@ def test_every_batch_size_must_split_over_the_replicas():
     eight, one = (types.SimpleNamespace(num_replicas_in_sync=n) for n in (8, 1))
 
     def validate(strategy, train=32, do_train=False, eval_size=16, predict_size=8):
-        return training.validate_batch_sizes(strategy, train, do_train=do_train,
+        return run_setup.validate_batch_sizes(strategy, train, do_train=do_train,
                                              eval_batch_size=eval_size,
                                              predict_batch_size=predict_size)
 
@@ -424,7 +425,7 @@ def test_every_batch_size_must_split_over_the_replicas():
         validate(eight, train=36, do_train=True)
     assert validate(one, train=36, do_train=True) == 36
     with pytest.raises(ValueError, match=r"x --gradient_accumulation_steps=3$"):
-        training.validate_batch_sizes(one, 32, gradient_accumulation_steps=3)
+        run_setup.validate_batch_sizes(one, 32, gradient_accumulation_steps=3)
 
 
 def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_path,
@@ -476,7 +477,8 @@ def test_time_based_loops_and_checkpoints_in_a_run(config, tmp_path):
     trainer.restore()
     history = trainer.train(_dataset_fn(examples, 8), 5, 8)
     assert [record["step"] for record in history] == [1, 2, 3, 4, 5]
-    saved = [int(path.rsplit("-", 1)[1]) for path in trainer.manager.checkpoints]
+    checkpoints_kept = trainer.training_checkpoints.manager.checkpoints
+    saved = [int(path.rsplit("-", 1)[1]) for path in checkpoints_kept]
     assert saved == [1, 2, 3, 4, 5]
 
     # Without the time-based settings, one loop of 5 steps and one save at the end.
@@ -484,7 +486,7 @@ def test_time_based_loops_and_checkpoints_in_a_run(config, tmp_path):
                      save_checkpoints_steps=1000)
     steps.restore()
     assert [record["step"] for record in steps.train(_dataset_fn(examples, 8), 5, 8)] == [5]
-    assert [int(p.rsplit("-", 1)[1]) for p in steps.manager.checkpoints] == [5]
+    assert [int(p.rsplit("-", 1)[1]) for p in steps.training_checkpoints.manager.checkpoints] == [5]
 
 
 def test_a_trained_runs_checkpoint_loads_its_model_and_names_the_rest_training_state(
@@ -510,7 +512,7 @@ def test_a_trained_runs_checkpoint_loads_its_model_and_names_the_rest_training_s
 
 def test_the_cadence_is_time_based_off_a_tpu_unless_the_original_settings_are_given():
     def cadence(strategy=None, **given):
-        config = training.TrainingConfig.for_strategy(
+        config = run_setup.TrainingConfig.for_strategy(
             strategy or tf.distribute.get_strategy(), output_dir="/tmp/x", num_train_steps=10,
             **given)
         return (config.iterations_per_loop, config.save_checkpoints_steps,
