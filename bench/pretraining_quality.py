@@ -2,7 +2,7 @@
 
 Builds pretraining records from a corpus with whole documents held out
 (bench/pretraining_corpus.py), decodes them once to numpy for the peer
-(bench/hf_pretraining.py, torch; it never imports bert_tf), then trains a
+(bench/peers/hf_pretraining.py, torch; it never imports bert_tf), then trains a
 small BERT from scratch with each library and seed, one run after the other,
 each in a process of its own. Every --eval_every steps each run evaluates the
 same held-out instances (masked-LM accuracy and loss, next-sentence accuracy)
@@ -28,15 +28,16 @@ second of training so far, the machine) printed and appended to --out.
 per step and the speed, and draws --plot.
 
 Example, from the repository root (the torch venv: see docs/benchmarks.md):
-  .venv/bin/python bench/pretraining_quality.py \\
+  .venv/bin/python -m bench.pretraining_quality \\
       --corpus=../shared/data/corpus/gutenberg_11books.txt --seeds=1,2,3 \\
       --runs=bert_tf,hf --hf_python=/tmp/hfvenv/bin/python \\
       --out=bench/results/pretraining_quality-2026-11-26.jsonl
-  .venv/bin/python bench/pretraining_quality.py --report \\
+  .venv/bin/python -m bench.pretraining_quality --report \\
       --out=bench/results/pretraining_quality-2026-11-26.jsonl \\
       --plot=docs/pretraining_quality.png
 """
 
+import argparse
 import collections
 import functools
 import json
@@ -47,35 +48,16 @@ import subprocess
 import sys
 import time
 
-import machine
-import minilm
 import numpy as np
-import pretraining_corpus
 import tensorflow as tf
-from absl import app, flags
+from absl import logging
 
-from bert_tf import input_pipeline, precision, record_specs, training
+from bench import arguments, machine, minilm, pretraining_corpus
+from bert_tf import input_pipeline, precision, record_specs, run_setup, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
-FLAGS = flags.FLAGS
-pretraining_corpus.define_flags(work_dir="/tmp/pretraining_quality")
-flags.DEFINE_integer("eval_train_batches", 50, "Training-set batches of 32 per evaluation.")
-flags.DEFINE_list("seeds", ["1", "2", "3"], "Seeds; every run is trained with each.")
-flags.DEFINE_list("runs", ["bert_tf", "hf"], "What to train (see the module docstring).")
-flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python", "A Python with torch and "
-                    "transformers, for the peer.")
-flags.DEFINE_enum("mixed_precision", "float32", list(precision.PRECISIONS),
-                  "bert_tf's precision; float32, as the peer trains.")
-flags.DEFINE_string("out", None, "The JSON lines file: appended to, or read by --report.")
-flags.DEFINE_bool("report", False, "Print the table from --out (and draw --plot); train "
-                  "nothing.")
-flags.DEFINE_string("plot", None, "With --report: write the curves to this PNG.")
-flags.DEFINE_list("peer_out", [], "With --report: also read the peer's runs (hf, "
-                  "hf_original, hf_normal_init) from these files, e.g. to set bert_tf runs on "
-                  "other records beside peer runs already made.")
-flags.DEFINE_integer("bert_tf_seed", None, "Internal: train one bert_tf run in this process.")
-flags.DEFINE_bool("bias_correction", True, "Internal: the bert_tf run's Adam bias correction.")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # run: (library, Adam's bias correction, the peer's --init).
 RUNS = {"bert_tf": ("bert_tf", True, None), "bert_tf_original": ("bert_tf", False, None),
@@ -87,9 +69,48 @@ METRICS = ("masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy")
 EVAL_BATCH = 32
 
 
-def decode_records(path, npz_path):
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    pretraining_corpus.add_arguments(parser, work_dir="/tmp/pretraining_quality")
+    parser.add_argument("--eval_train_batches", type=int, default=50,
+                        help="Training-set batches of 32 per evaluation.")
+    parser.add_argument("--seeds", type=arguments.comma_list, default=["1", "2", "3"],
+                        help="Seeds; every run is trained with each.")
+    parser.add_argument("--runs", type=arguments.comma_list, default=["bert_tf", "hf"],
+                        help="What to train (see the module docstring).")
+    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+                        help="A Python with torch and transformers, for the peer.")
+    parser.add_argument("--mixed_precision", default="float32",
+                        choices=list(precision.PRECISIONS),
+                        help="bert_tf's precision; float32, as the peer trains.")
+    parser.add_argument("--out", default=None,
+                        help="The JSON lines file: appended to, or read by --report.")
+    arguments.add_boolean(parser, "report", False, "Print the table from --out (and draw "
+                          "--plot); train nothing.")
+    parser.add_argument("--plot", default=None,
+                        help="With --report: write the curves to this PNG.")
+    parser.add_argument("--peer_out", type=arguments.comma_list, default=[],
+                        help="With --report: also read the peer's runs (hf, hf_original, "
+                        "hf_normal_init) from these files, e.g. to set bert_tf runs on other "
+                        "records beside peer runs already made.")
+    parser.add_argument("--bert_tf_seed", type=int, default=None,
+                        help="Internal: train one bert_tf run in this process.")
+    arguments.add_boolean(parser, "bias_correction", True,
+                          "Internal: the bert_tf run's Adam bias correction.")
+    args = parser.parse_args(argv)
+    if not args.report:
+        if not args.corpus:
+            parser.error("--corpus is required to train")
+        for run in args.runs:
+            if run not in RUNS:
+                parser.error(f"--runs: unknown {run!r}; known: {', '.join(RUNS)}")
+    return args
+
+
+def decode_records(args, path, npz_path):
     """Writes every record of a pretraining file, in order, as numpy arrays (.npz)."""
-    specs = record_specs.pretraining_features(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
+    specs = record_specs.pretraining_features(args.max_seq_length, args.max_predictions_per_seq)
     spec = input_pipeline.parsing_spec(specs)
     parts = collections.defaultdict(list)
     for batch in tf.data.TFRecordDataset(path).batch(4096):
@@ -99,96 +120,97 @@ def decode_records(path, npz_path):
     np.savez(npz_path, **{name: np.concatenate(values) for name, values in parts.items()})
 
 
-def prepare_data():
+def prepare_data(args):
     """Records and their .npz copies in --work_dir, made once; the unigram baseline."""
-    records = {name: os.path.join(FLAGS.work_dir, f"{name}.tfrecord")
+    records = {name: os.path.join(args.work_dir, f"{name}.tfrecord")
                for name in ("train", "heldout")}
     if not all(os.path.exists(path) for path in records.values()):
-        os.makedirs(FLAGS.work_dir, exist_ok=True)
+        os.makedirs(args.work_dir, exist_ok=True)
         records = pretraining_corpus.build_records(
-            FLAGS.corpus, FLAGS.heldout_every, FLAGS.work_dir,
-            FLAGS.vocab_file or minilm.vocab_file(), FLAGS.max_seq_length,
-            FLAGS.max_predictions_per_seq, FLAGS.dupe_factor, FLAGS.out)
+            args.corpus, args.heldout_every, args.work_dir,
+            args.vocab_file or minilm.vocab_file(), args.max_seq_length,
+            args.max_predictions_per_seq, args.dupe_factor, args.out)
         token, baseline = pretraining_corpus.unigram_baseline(
-            records["train"], records["heldout"], FLAGS.max_seq_length,
-            FLAGS.max_predictions_per_seq)
+            records["train"], records["heldout"], args.max_seq_length,
+            args.max_predictions_per_seq)
         machine.emit({"unigram_baseline_token": token,
                       "unigram_baseline_accuracy": round(baseline, 4),
-                      **machine.describe()}, FLAGS.out)
+                      **machine.describe()}, args.out)
     arrays = {name: path.replace(".tfrecord", ".npz") for name, path in records.items()}
     for name, path in arrays.items():
         if not os.path.exists(path):
-            decode_records(records[name], path)
+            decode_records(args, records[name], path)
     return records, arrays
 
 
-def train_bert_tf(seed, bias_correction, records):
+def train_bert_tf(args, seed, bias_correction, records):
     """One bert_tf run in this process: trains, evaluating every --eval_every steps."""
-    training.set_random_seed(seed)
+    run_setup.set_random_seed(seed)
     name = f"bert_tf{'' if bias_correction else '_original'}-seed{seed}"
-    output_dir = os.path.join(FLAGS.work_dir, name)
+    output_dir = os.path.join(args.work_dir, name)
     shutil.rmtree(output_dir, ignore_errors=True)
     config = BertConfig(
-        vocab_size=30522, hidden_size=FLAGS.hidden_size, num_hidden_layers=FLAGS.num_layers,
-        num_attention_heads=FLAGS.hidden_size // 64, intermediate_size=4 * FLAGS.hidden_size,
+        vocab_size=30522, hidden_size=args.hidden_size, num_hidden_layers=args.num_layers,
+        num_attention_heads=args.hidden_size // 64, intermediate_size=4 * args.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
-    policy = precision.set_precision_policy(FLAGS.mixed_precision, strategy)
+    policy = precision.set_precision_policy(args.mixed_precision, strategy)
     trainer = training.Trainer(
-        PretrainingTask(FLAGS.max_seq_length, FLAGS.max_predictions_per_seq), config,
-        strategy, training.TrainingConfig(
-            output_dir, num_train_steps=FLAGS.num_train_steps,
-            num_warmup_steps=FLAGS.num_train_steps // 10, learning_rate=FLAGS.learning_rate,
+        PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), config,
+        strategy, run_setup.TrainingConfig(
+            output_dir, num_train_steps=args.num_train_steps,
+            num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
             adam_bias_correction=bias_correction, iterations_per_loop=100,
-            save_checkpoints_steps=FLAGS.eval_every, keep_checkpoint_max=1))
+            save_checkpoints_steps=args.eval_every, keep_checkpoint_max=1))
     trainer.restore()
     # As run_pretraining.py does: convert_checkpoint.py finds it there.
     config.to_json_file(os.path.join(output_dir, "bert_config.json"))
 
     def dataset_fn(path, batch_size, is_training, input_context):
         return input_pipeline.pretraining_dataset(
-            path, batch_size, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq,
+            path, batch_size, args.max_seq_length, args.max_predictions_per_seq,
             is_training, input_context=input_context, seed=seed)
 
     start, train_seconds = time.time(), 0.0
-    for step in range(FLAGS.eval_every, FLAGS.num_train_steps + 1, FLAGS.eval_every):
+    for step in range(args.eval_every, args.num_train_steps + 1, args.eval_every):
         tick = time.time()
         history = trainer.train(functools.partial(
-            dataset_fn, records["train"], FLAGS.train_batch_size, True), step,
-            FLAGS.train_batch_size)
+            dataset_fn, records["train"], args.train_batch_size, True), step,
+            args.train_batch_size)
         train_seconds += time.time() - tick
         point = {"impl": "bert_tf", "bias_correction": bias_correction, "seed": seed,
                  "step": step,
                  "train_loss": round(statistics.mean(h["loss"] for h in history), 4),
-                 "examples_per_second": round(step * FLAGS.train_batch_size / train_seconds, 2)}
-        for part, limit in (("heldout", None), ("train", FLAGS.eval_train_batches)):
+                 "examples_per_second": round(step * args.train_batch_size / train_seconds, 2)}
+        for part, limit in (("heldout", None), ("train", args.eval_train_batches)):
             results = trainer.evaluate(
                 functools.partial(dataset_fn, records[part], EVAL_BATCH, False),
                 max_steps=limit)
             for metric in METRICS:
                 point[f"{part}_{metric}"] = round(results[metric], 4)
         point.update(precision=policy, elapsed_s=round(time.time() - start, 1))
-        machine.emit({**point, **machine.describe()}, FLAGS.out)
+        machine.emit({**point, **machine.describe()}, args.out)
 
 
-def run_hf(run, seed, arrays):
-    """One peer run, in the torch venv."""
+def run_hf(args, run, seed, arrays):
+    """One peer run, in the torch venv, from the repository root."""
     _, bias_correction, init = RUNS[run]
-    output_dir = os.path.join(FLAGS.work_dir, f"{run}-seed{seed}")
+    output_dir = os.path.abspath(os.path.join(args.work_dir, f"{run}-seed{seed}"))
     command = [
-        FLAGS.hf_python, os.path.join(os.path.dirname(__file__), "hf_pretraining.py"),
-        f"--train={arrays['train']}", f"--heldout={arrays['heldout']}",
+        args.hf_python, "-m", "bench.peers.hf_pretraining",
+        f"--train={os.path.abspath(arrays['train'])}",
+        f"--heldout={os.path.abspath(arrays['heldout'])}",
         f"--output_dir={output_dir}", f"--seed={seed}",
         f"--adam={'torch' if bias_correction else 'original'}", f"--init={init}",
-        f"--num_layers={FLAGS.num_layers}", f"--hidden_size={FLAGS.hidden_size}",
-        f"--train_batch_size={FLAGS.train_batch_size}", f"--eval_batch_size={EVAL_BATCH}",
-        f"--num_train_steps={FLAGS.num_train_steps}",
-        f"--num_warmup_steps={FLAGS.num_train_steps // 10}",
-        f"--learning_rate={FLAGS.learning_rate}", f"--eval_every={FLAGS.eval_every}",
-        f"--eval_train_batches={FLAGS.eval_train_batches}"]
-    if FLAGS.out:
-        command.append(f"--out={os.path.abspath(FLAGS.out)}")
-    subprocess.run(command, check=True)
+        f"--num_layers={args.num_layers}", f"--hidden_size={args.hidden_size}",
+        f"--train_batch_size={args.train_batch_size}", f"--eval_batch_size={EVAL_BATCH}",
+        f"--num_train_steps={args.num_train_steps}",
+        f"--num_warmup_steps={args.num_train_steps // 10}",
+        f"--learning_rate={args.learning_rate}", f"--eval_every={args.eval_every}",
+        f"--eval_train_batches={args.eval_train_batches}"]
+    if args.out:
+        command.append(f"--out={os.path.abspath(args.out)}")
+    subprocess.run(command, check=True, cwd=ROOT)
 
 
 def label(line):
@@ -230,13 +252,14 @@ def spread(lines, key):
     return min(values), statistics.mean(values), max(values)
 
 
-def report(path, plot=None, peer_paths=()):
+def report(path, plot=None, peer_paths=(), num_layers=4, hidden_size=256):
     """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's.
 
     Args:
       path: The JSON lines of the runs.
       plot: Also draw the curves to this PNG.
       peer_paths: Also take the peer's runs from these files.
+      num_layers, hidden_size: The model's shape, for the plot's title.
     """
     points, baselines = read_points(path)
     for peer_path in peer_paths:
@@ -278,10 +301,10 @@ def report(path, plot=None, peer_paths=()):
     if "bert_tf" in medians and "hf" in medians:
         print(f"bert_tf / hf, training examples/s: {medians['bert_tf'] / medians['hf']:.2f}")
     if plot:
-        draw(points, baselines, plot)
+        draw(points, baselines, plot, num_layers, hidden_size)
 
 
-def draw(points, baselines, path):
+def draw(points, baselines, path, num_layers, hidden_size):
     """Held-out MLM accuracy and loss, held-out and training-set NSP accuracy, per run."""
     import matplotlib
 
@@ -313,37 +336,33 @@ def draw(points, baselines, path):
         axis.set_title(title)
         axis.set_xlabel("step")
         axis.legend(fontsize=8)
-    fig.suptitle(f"BERT L{FLAGS.num_layers} H{FLAGS.hidden_size} from scratch: bert_tf and "
+    fig.suptitle(f"BERT L{num_layers} H{hidden_size} from scratch: bert_tf and "
                  "Hugging Face on the same instances")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
 
 
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    if FLAGS.report:
-        report(FLAGS.out, FLAGS.plot, FLAGS.peer_out)
+def main(args):
+    if args.report:
+        report(args.out, args.plot, args.peer_out, args.num_layers, args.hidden_size)
         return
-    if not FLAGS.corpus:
-        raise app.UsageError("--corpus is required to train")
-    for run in FLAGS.runs:
-        if run not in RUNS:
-            raise app.UsageError(f"--runs: unknown {run!r}; known: {', '.join(RUNS)}")
-    records, arrays = prepare_data()
-    if FLAGS.bert_tf_seed is not None:
-        train_bert_tf(FLAGS.bert_tf_seed, FLAGS.bias_correction, records)
+    # As under absl's app.run: the Trainer's progress shows on stderr.
+    logging.set_verbosity(logging.INFO)
+    records, arrays = prepare_data(args)
+    if args.bert_tf_seed is not None:
+        train_bert_tf(args, args.bert_tf_seed, args.bias_correction, records)
         return
-    for seed in FLAGS.seeds:
-        for run in FLAGS.runs:
+    for seed in args.seeds:
+        for run in args.runs:
             impl, bias_correction, _ = RUNS[run]
             if impl == "hf":
-                run_hf(run, int(seed), arrays)
+                run_hf(args, run, int(seed), arrays)
                 continue
             # A process of its own, as the peer's: no state carries from run to run.
-            subprocess.run([sys.executable, *sys.argv, f"--bert_tf_seed={seed}",
-                            f"--bias_correction={bias_correction}"], check=True)
+            subprocess.run([sys.executable, "-m", "bench.pretraining_quality", *sys.argv[1:],
+                            f"--bert_tf_seed={seed}", f"--bias_correction={bias_correction}"],
+                           check=True)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

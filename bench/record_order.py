@@ -8,30 +8,33 @@ words crowd into the tenths where its text was. A reader that shuffles in a
 small buffer, as run_pretraining.py's does, reads the file in about that
 order. Prints one JSON line per file.
 
-Example:
-  .venv/bin/python bench/record_order.py --records=/tmp/pretraining_quality/train.npz \\
+Example, from the repository root:
+  .venv/bin/python -m bench.record_order --records=/tmp/pretraining_quality/train.npz \\
       --out=bench/results/record_order-2026-11-26.jsonl
 """
 
 import argparse
 
-import machine
-import minilm
 import numpy as np
 
+from bench import machine, minilm
 from bert_tf import tokenization
 
 # Names of one book each of ../shared/data/corpus/gutenberg_11books.txt.
 WORDS = ("alice", "holmes", "darcy", "whale")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--records", required=True, action="append",
                         help="An .npz of decoded records; may be given several times.")
     parser.add_argument("--vocab_file", default=None)
     parser.add_argument("--out", default=None)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main(args):
     vocab = tokenization.load_vocab(args.vocab_file or minilm.vocab_file())
     for path in args.records:
         with np.load(path) as data:
@@ -44,4 +47,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())

@@ -25,47 +25,29 @@ the medians and bert_tf over hf (for latency, hf over bert_tf: above 1 means
 bert_tf is faster), and one line on how far the outputs agree: each export
 against the static export and against hf, over every sentence.
 
-  .venv/bin/python bench/serving.py --hf_python=/tmp/hfvenv/bin/python \\
+Example, from the repository root:
+  .venv/bin/python -m bench.serving --hf_python=/tmp/hfvenv/bin/python \\
       --out=bench/results/serving-$(date +%F).jsonl
 """
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
 
-import machine
-import minilm
 import numpy as np
 import tensorflow as tf
-from absl import app, flags
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
+from bench import arguments, machine, minilm
+from bert_tf import checkpoints, export, tokenization
+from bert_tf.heads import ClassifierHead
+from bert_tf.modeling import BertModel
+from bert_tf.tasks import ClassificationTask
 
-from bert_tf import checkpoints, export, tokenization  # noqa: E402
-from bert_tf.heads import ClassifierHead  # noqa: E402
-from bert_tf.modeling import BertModel  # noqa: E402
-from bert_tf.tasks import ClassificationTask  # noqa: E402
-
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LENGTHS = {"short": (10, 14), "medium": (36, 44), "long": (110, 126)}
-
-flags.DEFINE_string("corpus", os.path.join(os.path.dirname(ROOT), "shared", "data", "corpus",
-                                           "gutenberg_11books.txt"),
-                    "One sentence per line; the sentences are picked from it by length.")
-flags.DEFINE_integer("sentences", 128, "Sentences per length for batch 32 (a multiple of 32).")
-flags.DEFINE_integer("latency_sentences", 64, "Sentences per length for batch 1.")
-flags.DEFINE_integer("repeats", 3, "Processes per implementation, alternating.")
-flags.DEFINE_integer("max_seq_length", 128, "The export's and the tokenizer's limit.")
-flags.DEFINE_list("shapes", ["dynamic"], "bert_tf export shapes to serve (dynamic, static).")
-flags.DEFINE_list("impls", ["bert_tf", "hf"], "Which implementations to run.")
-flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
-                    "Python of a venv with torch and transformers.")
-flags.DEFINE_string("work_dir", None, "Scratch folder; default: a temporary one.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-FLAGS = flags.FLAGS
 
 # Shared by both servers: batches of 32, then one sentence at a time; the
 # outputs of the batch-32 pass are saved for the agreement check.
@@ -164,8 +146,13 @@ def pick_sentences(corpus, vocab_file, count, latency_count):
             for length, lines in picked.items()}
 
 
-def build_models(work_dir, shapes):
+def build_models(work_dir, shapes, max_seq_length):
     """Exports one MiniLM classifier for bert_tf (each shapes) and for HF.
+
+    Args:
+      work_dir: Where the exports and the HF folder go.
+      shapes: The bert_tf export shapes ("dynamic", "static").
+      max_seq_length: The exports' limit.
 
     Returns:
       ({shapes: export_dir}, hf_folder).
@@ -182,7 +169,7 @@ def build_models(work_dir, shapes):
     for shape in shapes:
         exports[shape] = export.export_task(
             os.path.join(work_dir, f"export_{shape}"), task, encoder, {"classifier": head},
-            minilm.vocab_file(), True, FLAGS.max_seq_length, shapes=shape)
+            minilm.vocab_file(), True, max_seq_length, shapes=shape)
     hf_folder = checkpoints.save_hf_folder(os.path.join(work_dir, "hf"), encoder,
                                            {"classifier": head}, task.hf_task_config())
     with open(os.path.join(hf_folder, "vocab.txt"), "w", encoding="utf-8") as f:
@@ -190,8 +177,18 @@ def build_models(work_dir, shapes):
     return exports, hf_folder
 
 
-def serve(command, impl, run):
-    """Runs one server process; returns its JSON line's results."""
+def serve(command, impl, run, out):
+    """Runs one server process and prints its lines.
+
+    Args:
+      command: The server's argv.
+      impl: Its name in the JSON lines.
+      run: Which repeat this is.
+      out: A file to append the JSON lines to too, or None.
+
+    Returns:
+      The server's own JSON line, parsed.
+    """
     result = subprocess.run(command, capture_output=True, text=True, check=False,
                             env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
     if result.returncode != 0:
@@ -200,34 +197,61 @@ def serve(command, impl, run):
     for length, measures in line["results"].items():
         machine.emit({"bench": "serving", "impl": impl, "run": run, "length": length,
                       **measures, "peak_rss_mb": round(line["peak_rss_mb"]),
-                      **machine.describe()}, FLAGS.out)
+                      **machine.describe()}, out)
     return line
 
 
-def main(argv):
-    del argv
-    work_dir = FLAGS.work_dir or tempfile.mkdtemp(prefix="serving_bench_")
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", default=os.path.join(os.path.dirname(ROOT), "shared", "data",
+                                                         "corpus", "gutenberg_11books.txt"),
+                        help="One sentence per line; the sentences are picked from it by length.")
+    parser.add_argument("--sentences", type=int, default=128,
+                        help="Sentences per length for batch 32 (a multiple of 32).")
+    parser.add_argument("--latency_sentences", type=int, default=64,
+                        help="Sentences per length for batch 1.")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="Processes per implementation, alternating.")
+    parser.add_argument("--max_seq_length", type=int, default=128,
+                        help="The export's and the tokenizer's limit.")
+    parser.add_argument("--shapes", type=arguments.comma_list, default=["dynamic"],
+                        help="bert_tf export shapes to serve (dynamic, static).")
+    parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
+                        help="Which implementations to run.")
+    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+                        help="Python of a venv with torch and transformers.")
+    parser.add_argument("--work_dir", default=None,
+                        help="Scratch folder; default: a temporary one.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
+def main(args):
+    """Serves every implementation --repeats times and prints the lines."""
+    work_dir = args.work_dir or tempfile.mkdtemp(prefix="serving_bench_")
     os.makedirs(work_dir, exist_ok=True)
-    sentences = pick_sentences(FLAGS.corpus, minilm.vocab_file(), FLAGS.sentences,
-                               FLAGS.latency_sentences)
+    sentences = pick_sentences(args.corpus, minilm.vocab_file(), args.sentences,
+                               args.latency_sentences)
     sentences_file = os.path.join(work_dir, "sentences.json")
     with open(sentences_file, "w", encoding="utf-8") as f:
         json.dump(sentences, f)
-    shapes = [s for s in FLAGS.shapes if "bert_tf" in FLAGS.impls]
-    exports, hf_folder = build_models(work_dir, sorted(set(shapes) | {"static"}))
+    shapes = [s for s in args.shapes if "bert_tf" in args.impls]
+    exports, hf_folder = build_models(work_dir, sorted(set(shapes) | {"static"}),
+                                      args.max_seq_length)
     commands = {f"bert_tf_{s}": [sys.executable, "-c", BERT_TF_SERVER, exports[s]]
                 for s in shapes}
-    if "hf" in FLAGS.impls:
-        commands["hf"] = [FLAGS.hf_python, "-c", HF_SERVER, hf_folder,
-                          str(FLAGS.max_seq_length)]
+    if "hf" in args.impls:
+        commands["hf"] = [args.hf_python, "-c", HF_SERVER, hf_folder,
+                          str(args.max_seq_length)]
     runs = {impl: [] for impl in commands}
-    for run in range(FLAGS.repeats):
+    for run in range(args.repeats):
         for impl, command in commands.items():
             outputs = os.path.join(work_dir, f"{impl}.npz")
-            runs[impl].append(serve([*command, sentences_file, outputs], impl, run))
+            runs[impl].append(serve([*command, sentences_file, outputs], impl, run, args.out))
 
-    summary = {"bench": "serving_summary", "repeats": FLAGS.repeats,
-               "sentences": FLAGS.sentences, "latency_sentences": FLAGS.latency_sentences}
+    summary = {"bench": "serving_summary", "repeats": args.repeats,
+               "sentences": args.sentences, "latency_sentences": args.latency_sentences}
     for impl, lines in runs.items():
         summary[f"{impl}_peak_rss_mb"] = round(float(np.median(
             [line["peak_rss_mb"] for line in lines])))
@@ -247,7 +271,7 @@ def main(argv):
                     summary[f"hf_over_{impl}_{length}_batch1_{p}"] = round(
                         summary[f"hf_{length}_batch1_{p}_ms"]
                         / summary[f"{impl}_{length}_batch1_{p}_ms"], 3)
-    machine.emit({**summary, **machine.describe()}, FLAGS.out)
+    machine.emit({**summary, **machine.describe()}, args.out)
 
     # The outputs of the last run of each server, on every batch-32 sentence.
     outputs = {impl: np.load(os.path.join(work_dir, f"{impl}.npz")) for impl in runs}
@@ -258,7 +282,7 @@ def main(argv):
         agreement[f"{impl}_vs_static_export_max_abs_diff"] = float(max(diffs))
         agreement[f"{impl}_same_class_as_static_export"] = float(np.mean(np.concatenate(
             [values[n].argmax(-1) == static[n].argmax(-1) for n in LENGTHS])))
-    machine.emit({**agreement, **machine.describe()}, FLAGS.out)
+    machine.emit({**agreement, **machine.describe()}, args.out)
 
 
 def _static_outputs(export_dir, sentences):
@@ -271,4 +295,4 @@ def _static_outputs(export_dir, sentences):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

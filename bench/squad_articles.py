@@ -2,7 +2,7 @@
 
 Reads one dev file (v1.1 layout: every question answerable) and any number of
 predictions files in run_squad.py's predictions.json layout (question id to
-text; bench/hf_squad_finetune.py --predictions_out writes the same), each
+text; bench/peers/hf_squad_finetune.py --predictions_out writes the same), each
 named, e.g. bert_tf_seed1=/tmp/.../predictions.json. Scores them with the
 official v1.1 rules (exact match and F1 of normalized answers, the best over
 a question's gold answers), overall and per article, and measures answer
@@ -16,25 +16,18 @@ Prints one JSON line per predictions file (overall figures, the length
 figures and a per-article dict) and, with --table, a Markdown table of
 per-article F1 with one column per file; --out appends the lines to a file.
 
-  .venv/bin/python bench/squad_articles.py --dev_file=/tmp/squad41/dev-v1.1.json \\
+  .venv/bin/python -m bench.squad_articles --dev_file=/tmp/squad41/dev-v1.1.json \\
       --predictions=bert_tf_seed1=/tmp/sq/bert_tf_seed1/predictions.json,hf_seed1=/tmp/sq/hf.json \\
       --table --out=bench/results/squad_articles-$(date +%F).jsonl
 """
 
+import argparse
 import collections
 import json
 import statistics
 
-import machine
-from absl import app, flags
-
+from bench import arguments, machine
 from bert_tf.squad.evaluation import normalize_answer
-
-flags.DEFINE_string("dev_file", None, "SQuAD v1.1 dev json the predictions were made on.")
-flags.DEFINE_list("predictions", [], "name=path of each predictions.json, comma-separated.")
-flags.DEFINE_bool("table", False, "Also print a Markdown table of F1 per article.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-FLAGS = flags.FLAGS
 
 # Answer lengths, in normalized words, counted in these bins (the last open).
 LENGTH_BINS = (1, 2, 3, 4, 5, 6, 11)
@@ -154,20 +147,31 @@ def table(lines):
     return "\n".join(rows)
 
 
-def main(argv):
-    del argv
-    questions = read_questions(FLAGS.dev_file)
+def parse_args(argv=None):
+    """The command line's flags (sys.argv's when argv is None)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dev_file", required=True,
+                        help="SQuAD v1.1 dev json the predictions were made on.")
+    parser.add_argument("--predictions", type=arguments.comma_list, default=[],
+                        help="name=path of each predictions.json, comma-separated.")
+    arguments.add_boolean(parser, "table", False,
+                          "Also print a Markdown table of F1 per article.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
+def main(args):
+    questions = read_questions(args.dev_file)
     lines = []
-    for item in FLAGS.predictions:
+    for item in args.predictions:
         name, _, path = item.partition("=")
-        line = {"name": name, "predictions": path, "dev_file": FLAGS.dev_file,
+        line = {"name": name, "predictions": path, "dev_file": args.dev_file,
                 **score_file(questions, path), **machine.describe()}
-        machine.emit(line, FLAGS.out)
+        machine.emit(line, args.out)
         lines.append(line)
-    if FLAGS.table and lines:
+    if args.table and lines:
         print(table(lines))
 
 
 if __name__ == "__main__":
-    flags.mark_flag_as_required("dev_file")
-    app.run(main)
+    main(parse_args())

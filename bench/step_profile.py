@@ -31,32 +31,25 @@ core with perfect scaling.
 Prints one JSON line per group, then a summary line, each with where it ran
 (machine.describe()); --out appends them to a file too.
 
-Example, from the repository root (the peers' harness must be beside it):
-  python bench/step_profile.py --config=bert_tiny
-  python bench/step_profile.py --config=bert_base --precision=mixed_bfloat16 --nojit_compile
+The harness's configs, workload, batch and FLOP count come from
+bench/pretraining_step.py.
+
+Example, from the repository root:
+  .venv/bin/python -m bench.step_profile --config=bert_tiny
+  .venv/bin/python -m bench.step_profile --config=bert_base --precision=mixed_bfloat16 \\
+      --nojit_compile
 """
 
+import argparse
 import collections
 import glob
 import os
 import re
-import sys
 import tempfile
 import time
 
-import machine
-from absl import app, flags
+from bench import arguments, machine, pretraining_step
 
-FLAGS = flags.FLAGS
-flags.DEFINE_enum("config", "bert_tiny", ["bert_tiny", "bert_base"], "The harness's config.")
-flags.DEFINE_integer("steps", 3, "Profiled steps (after 3 warm-up steps).")
-flags.DEFINE_string("peers_dir", None, "The bench-peers harness; default: ../shared/bench-peers.")
-flags.DEFINE_enum("precision", "float32", ["float32", "mixed_bfloat16"], "Keras dtype policy.")
-flags.DEFINE_bool("jit_compile", True, "XLA (groups from the optimized HLO) or TensorFlow's "
-                  "own graph kernels (groups from each kernel's op name and type).")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Trace events that wrap others rather than doing work themselves.
 _WRAPPERS = re.compile(r"^(one_step_on_data|EagerExecute|TFE_Py_ExecuteCancelable"
                        r"|EagerKernelExecute|EagerLocalExecute.*|__inference.*"
@@ -159,9 +152,24 @@ def _matmul_gflops(tf, dtype, jit_compile):
     return 2 * 2048 ** 3 / sorted(times)[2] / 1e9
 
 
-def main(_):
-    peers_dir = FLAGS.peers_dir or os.path.join(ROOT, "..", "shared", "bench-peers")
-    sys.path[:0] = [os.path.abspath(peers_dir), os.path.join(ROOT, "bench"), ROOT]
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="bert_tiny", choices=["bert_tiny", "bert_base"],
+                        help="The harness's config.")
+    parser.add_argument("--steps", type=int, default=3,
+                        help="Profiled steps (after 3 warm-up steps).")
+    parser.add_argument("--precision", default="float32", choices=["float32", "mixed_bfloat16"],
+                        help="Keras dtype policy.")
+    arguments.add_boolean(parser, "jit_compile", True,
+                          "XLA (groups from the optimized HLO) or TensorFlow's own graph "
+                          "kernels (groups from each kernel's op name and type).")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
+def main(args):
+    """Profiles the step and prints its groups and summary."""
     work_dir = tempfile.mkdtemp(prefix="step_profile_")
     # XLA reads its flags once, at the first compilation: set them before.
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
@@ -172,34 +180,32 @@ def main(_):
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    import bench_keras
-    import common
-    import peer_adapter
+    from bench import peer_adapter
 
     keras = tf.keras
-    cfg = common.CONFIGS[FLAGS.config]
-    batch, seq = common.TRAIN_WORKLOADS[FLAGS.config]
+    cfg = pretraining_step.CONFIGS[args.config]
+    batch, seq = pretraining_step.TRAIN_WORKLOADS[args.config]
     keras.utils.set_random_seed(0)
-    keras.mixed_precision.set_global_policy(FLAGS.precision)
+    keras.mixed_precision.set_global_policy(args.precision)
     model = peer_adapter.build(cfg, "pretrain")
     model.compile(
         optimizer=keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9,
                                          beta_2=0.999, epsilon=1e-6),
         loss={"mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
               "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
-        jit_compile=FLAGS.jit_compile)
-    x, y = bench_keras.make_batch(cfg, batch, seq, common.MAX_PREDICTIONS,
-                                  np.random.default_rng(0), with_labels=True)
+        jit_compile=args.jit_compile)
+    x, y = pretraining_step.make_batch(cfg, batch, seq, pretraining_step.MAX_PREDICTIONS,
+                                       np.random.default_rng(0))
     for _ in range(3):
         model.train_on_batch(x, y)
     tf.profiler.experimental.start(f"{work_dir}/trace")
     start = time.perf_counter()
-    for _ in range(FLAGS.steps):
+    for _ in range(args.steps):
         model.train_on_batch(x, y)
-    step_ms = (time.perf_counter() - start) / FLAGS.steps * 1e3
+    step_ms = (time.perf_counter() - start) / args.steps * 1e3
     tf.profiler.experimental.stop()
 
-    if FLAGS.jit_compile:
+    if args.jit_compile:
         groups = _instruction_groups(f"{work_dir}/hlo")
 
         def group_of(name):
@@ -207,20 +213,21 @@ def main(_):
     else:
         group_of = _kernel_group
     by_group = collections.Counter()
-    for name, ms in _event_ms(f"{work_dir}/trace", FLAGS.steps).items():
+    for name, ms in _event_ms(f"{work_dir}/trace", args.steps).items():
         by_group[group_of(name)] += ms
     traced_ms = sum(by_group.values())
-    base = {"config": FLAGS.config, "batch": batch, "seq_len": seq, "threads": 1,
-            "precision": FLAGS.precision, "jit_compile": FLAGS.jit_compile}
+    base = {"config": args.config, "batch": batch, "seq_len": seq, "threads": 1,
+            "precision": args.precision, "jit_compile": args.jit_compile}
     for group, ms in by_group.most_common():
         machine.emit({**base, "group": group, "ms_per_step": round(ms, 1),
-                      "share": round(ms / traced_ms, 3), **machine.describe()}, FLAGS.out)
+                      "share": round(ms / traced_ms, 3), **machine.describe()}, args.out)
 
     hidden, vocab = cfg["hidden"], cfg["vocab_size"]
-    mlm_flops = 3 * 2 * batch * common.MAX_PREDICTIONS * hidden * vocab
-    rest_flops = common.train_flops(cfg, batch, seq, batch * common.MAX_PREDICTIONS) - mlm_flops
+    predictions = batch * pretraining_step.MAX_PREDICTIONS
+    mlm_flops = 3 * 2 * predictions * hidden * vocab
+    rest_flops = pretraining_step.train_flops(cfg, batch, seq, predictions) - mlm_flops
     gflops = _matmul_gflops(tf, keras.mixed_precision.global_policy().compute_dtype,
-                            FLAGS.jit_compile)
+                            args.jit_compile)
     fixed_ms = by_group["mlm_projection"] + by_group["mlm_loss"]
     bound_ms = (fixed_ms + rest_flops / gflops / 1e6) / os.cpu_count()
     machine.emit({
@@ -230,8 +237,8 @@ def main(_):
         "bound_seq_per_s": round(batch / bound_ms * 1e3, 2),
         "bound_assumes": "MLM projection + loss as measured; the rest at the matmul rate, no "
                          "overhead; perfect scaling over all cores", **machine.describe()},
-                 FLAGS.out)
+                 args.out)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

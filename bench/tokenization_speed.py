@@ -18,7 +18,8 @@ lines whose ids equal the Python form's. Prints one JSON line per figure, with
 where it ran (machine.describe()); --out appends them to a file too.
 
 Example, from the repository root:
-  python bench/bench_tokenization.py --repeats 3 --original=/path/to/google-research/bert
+  .venv/bin/python -m bench.tokenization_speed --repeats 3 \\
+      --original=/path/to/google-research/bert
 """
 
 import argparse
@@ -28,16 +29,15 @@ import statistics
 import sys
 import time
 
-import machine
-import minilm
+from bench import arguments, machine, minilm
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt")
 BATCH_SIZE = 1000
 
 
-def _parse_args():
-    """Parses the command line."""
+def parse_args(argv=None):
+    """Parses the command line (argv, or sys.argv[1:] when None)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--input",
@@ -59,17 +59,16 @@ def _parse_args():
         help="A google-research/bert checkout or git directory; with it, its tokenizer is "
         "timed too.",
     )
-    parser.add_argument(
-        "--do_lower_case",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="Lower-case and strip accents, as for uncased models.",
+    arguments.add_boolean(
+        parser, "do_lower_case", True, "Lower-case and strip accents, as for uncased models."
     )
-    args = parser.parse_args()
+    # The spelling of argparse's BooleanOptionalAction, which this flag had before.
+    parser.add_argument(
+        "--no-do_lower_case", dest="do_lower_case", action="store_false", help=argparse.SUPPRESS
+    )
+    args = parser.parse_args(argv)
     if not args.input:
         parser.error("pass --input: the default corpus is not there")
-    if args.vocab is None:
-        args.vocab = minilm.vocab_file()
     return args
 
 
@@ -80,6 +79,22 @@ def _read_lines(paths):
         with open(path, encoding="utf-8") as reader:
             lines.extend(line.rstrip("\n") for line in reader if line.strip())
     return lines
+
+
+def _load_file(name, path):
+    """Imports a Python file as a module, without putting its folder on sys.path.
+
+    Args:
+      name: The module's name.
+      path: The file.
+
+    Returns:
+      The module, not added to sys.modules.
+    """
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _original_tokenization(original):
@@ -93,11 +108,13 @@ def _original_tokenization(original):
     """
     import tensorflow as tf
 
-    # The same finder the pretraining-data benchmark's runner of the original uses.
-    sys.path.insert(0, os.path.join(ROOT, "tools"))
-    from run_original_create_pretraining_data import original_code_dir
-
-    path = os.path.join(original_code_dir(original), "tokenization.py")
+    # The same finder the pretraining-data benchmark's runner of the original
+    # uses (tools/ is a folder of scripts, not a package).
+    runner = _load_file(
+        "run_original_create_pretraining_data",
+        os.path.join(ROOT, "tools", "run_original_create_pretraining_data.py"),
+    )
+    path = os.path.join(runner.original_code_dir(original), "tokenization.py")
     spec = importlib.util.spec_from_file_location("original_tokenization", path)
     module = importlib.util.module_from_spec(spec)
     # The original reads its vocab through TF1's tf.gfile: it gets TensorFlow's
@@ -136,26 +153,25 @@ def _figure(name, lines, num_bytes, seconds, ids, reference, repeats):
     }
 
 
-def main():
+def main(args):
     """Runs every tokenizer and prints its figure."""
-    args = _parse_args()
-    # bert_tf is imported from this checkout, which need not be installed.
-    sys.path.insert(0, ROOT)
     import tensorflow as tf
 
     from bert_tf import text_ops, tokenization
+
+    vocab = args.vocab or minilm.vocab_file()
 
     lines = _read_lines(args.input)
     num_bytes = sum(len(line.encode("utf-8")) for line in lines)
 
     def run_python():
-        tokenizer = tokenization.FullTokenizer(args.vocab, do_lower_case=args.do_lower_case)
+        tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=args.do_lower_case)
         return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
 
     reference, seconds = _median_seconds(run_python, args.repeats)
     figures = [_figure("python", lines, num_bytes, seconds, reference, reference, args.repeats)]
 
-    in_graph = text_ops.BertTextTokenizer(args.vocab, do_lower_case=args.do_lower_case)
+    in_graph = text_ops.BertTextTokenizer(vocab, do_lower_case=args.do_lower_case)
     batches = [
         tf.constant(lines[start : start + BATCH_SIZE]) for start in range(0, len(lines), BATCH_SIZE)
     ]
@@ -171,7 +187,7 @@ def main():
     else:
         from tokenizers import BertWordPieceTokenizer
 
-        hf = BertWordPieceTokenizer(args.vocab, lowercase=args.do_lower_case)
+        hf = BertWordPieceTokenizer(vocab, lowercase=args.do_lower_case)
         encodings, seconds = _median_seconds(
             lambda: hf.encode_batch(lines, add_special_tokens=False), args.repeats
         )
@@ -184,7 +200,7 @@ def main():
         original = _original_tokenization(args.original)
 
         def run_original():
-            tokenizer = original.FullTokenizer(args.vocab, do_lower_case=args.do_lower_case)
+            tokenizer = original.FullTokenizer(vocab, do_lower_case=args.do_lower_case)
             return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
 
         ids, seconds = _median_seconds(run_original, args.repeats)
@@ -196,4 +212,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(parse_args())
