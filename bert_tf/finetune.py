@@ -3,7 +3,9 @@
 run() takes a FinetuneConfig, a task (tasks/) and its data (a
 finetune_data.FinetuneData) through the whole sequence the config asks for:
 train, evaluate, predict, export, with the results files and the log lines;
-start() comes before it. A script is its flags, script_flags.finetune_config(),
+start() comes before it. It returns a FinetuneResult, and can report a
+TrainingProgress after each chunk of training (the notebook's progress bar
+and curves). A script is its flags, script_flags.finetune_config(),
 start(), the task, the data and run(); the notebook and Python callers build
 the FinetuneConfig directly. The steps it is made of, in order, for a caller
 that goes its own way:
@@ -67,6 +69,42 @@ LENGTH_GROUP_BATCHES = 50
 
 class FinetuneError(ValueError):
     """A setting or input that fine-tuning cannot run with; the message says which."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingProgress:
+    """What run() reports after each chunk of training, and once before the first.
+
+    Attributes:
+      trainer: The Trainer (its global_step, load_report, ...).
+      num_train_steps: The step training ends at.
+      history: The chunk's loop records (Trainer.train's); empty before
+        training.
+      metrics: The first eval split's metrics (the task's score()) at this
+        step when the run evaluates, else None.
+    """
+
+    trainer: training.Trainer
+    num_train_steps: int
+    history: tuple = ()
+    metrics: dict | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuneResult:
+    """What run() did, for a caller that looks further (the notebook's plots).
+
+    Attributes:
+      trainer: The Trainer, at its final step.
+      eval_results: What eval_results.txt holds (without global_step), or
+        None when the run did not evaluate.
+      predictions: {split: predict()'s dict} of every split evaluated or
+        predicted.
+    """
+
+    trainer: training.Trainer
+    eval_results: dict | None
+    predictions: dict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -458,8 +496,10 @@ def dataset_fn(reader, path, global_batch_size, is_training, **reader_args):
 def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_chunks=1):
     """Trains to num_train_steps in equal chunks, pausing after each.
 
-    A resumed run skips the chunks it has done. The caller looks at the
-    model between chunks (the notebook evaluates it for its curves).
+    A resumed run skips the chunks it has done; the last chunk always runs,
+    so that a run already at num_train_steps still has its settings checked
+    against the folder's (Trainer.train), with nothing left to train. The
+    caller looks at the model between chunks (run()'s after_chunk).
 
     Args:
       trainer: The Trainer.
@@ -474,7 +514,7 @@ def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_c
     ends = sorted({max(1, round(num_train_steps * (i + 1) / num_chunks))
                    for i in range(num_chunks)})
     for end in ends:
-        if end > trainer.global_step:
+        if end > trainer.global_step or end == ends[-1]:
             yield trainer.train(train_fn, end, global_batch_size)
 
 
@@ -575,7 +615,7 @@ def splits_to_read(data, config):
             + (tuple(data.predict_splits) if config.do_predict else ()))
 
 
-def run(config, task, data, files, strategy):
+def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
     """Fine-tunes, evaluates, predicts and exports, as the config asks.
 
     Every split the run needs is read and checked before training, so that a
@@ -591,6 +631,14 @@ def run(config, task, data, files, strategy):
       data: Its finetune_data.FinetuneData.
       files: start()'s ModelFiles.
       strategy: start()'s strategy.
+      num_chunks: Train in this many equal chunks (train_in_chunks()).
+      after_chunk: Called with a TrainingProgress after each chunk, and once
+        before training when it starts from step 0; with do_eval, the first
+        eval split is scored for it each time (a notebook's progress bar and
+        curves).
+
+    Returns:
+      A FinetuneResult.
 
     Raises:
       FinetuneError: for a training set that makes no step, or an export
@@ -613,15 +661,19 @@ def run(config, task, data, files, strategy):
                                resuming=trainer.global_step > 0)
         data.write_run_files(trainer.output_dir)
     reader_args = padding_args(config)
+    input_fns = {}
 
     def input_fn(folder, split, batch_size, is_training):
-        """Writes one split's records; their input function for the trainer."""
-        path = os.path.join(folder, f"{split}.tf_record")
-        specs = task.feature_specs() if is_training else task.prediction_feature_specs()
-        finetune_data.write_records(path, data.records(split), specs,
-                                    None if is_training else batch_size)
-        return dataset_fn(input_pipeline.finetuning_dataset, path, batch_size, is_training,
-                          features=specs, **reader_args)
+        """Writes one split's records, once; their input function for the trainer."""
+        if (split, batch_size) not in input_fns:
+            path = os.path.join(folder, f"{split}.tf_record")
+            specs = task.feature_specs() if is_training else task.prediction_feature_specs()
+            finetune_data.write_records(path, data.records(split), specs,
+                                        None if is_training else batch_size)
+            input_fns[split, batch_size] = dataset_fn(
+                input_pipeline.finetuning_dataset, path, batch_size, is_training,
+                features=specs, **reader_args)
+        return input_fns[split, batch_size]
 
     predictions, written = {}, set()
 
@@ -632,6 +684,15 @@ def run(config, task, data, files, strategy):
             predictions[data.source(split)] = predict(
                 trainer, input_fn(folder, split, batch_size, False))
         return predictions[data.source(split)]
+
+    def report(folder, history):
+        """Calls after_chunk, with the first eval split's metrics when the run evaluates."""
+        metrics = None
+        if config.do_eval:
+            split = data.eval_splits[0]
+            metrics, _ = evaluate(trainer, input_fn(folder, split, config.eval_batch_size,
+                                                    False), data.references(split))
+        after_chunk(TrainingProgress(trainer, num_train_steps, tuple(history), metrics))
 
     def write_split_outputs(split):
         """write_outputs() of a split, once per data.source()."""
@@ -644,8 +705,14 @@ def run(config, task, data, files, strategy):
             logging.info("Training on %s: %d steps, %d warmup.", data.describe(data.train_split),
                          num_train_steps, num_warmup_steps)
             micro_batch = config.train_batch_size // config.gradient_accumulation_steps
-            trainer.train(input_fn(folder, data.train_split, micro_batch, True),
-                          num_train_steps, config.train_batch_size)
+            train_fn = input_fn(folder, data.train_split, micro_batch, True)
+            if after_chunk and trainer.global_step == 0:
+                report(folder, ())
+            for history in train_in_chunks(trainer, train_fn, num_train_steps,
+                                           config.train_batch_size, num_chunks):
+                if after_chunk:
+                    report(folder, history)
+        results = None
         if config.do_eval:
             results = {}
             for split in data.eval_splits:
@@ -663,3 +730,6 @@ def run(config, task, data, files, strategy):
     if config.export_dir and trainer.is_chief:
         export_model(config.export_dir, trainer, files, config.max_seq_length,
                      shapes=config.export_shapes)
+    predicted = {split: predictions[data.source(split)] for split in splits_to_read(data, config)
+                 if data.source(split) in predictions}
+    return FinetuneResult(trainer, results, predicted)

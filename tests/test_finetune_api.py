@@ -1,9 +1,11 @@
 """Every fine-tuning family, fine-tuned from Python through finetune.FinetuneConfig.
 
-Each case runs a short program in a fresh Python, as a notebook or a user's
-script would: a FinetuneConfig, finetune.start(), the family's task and data,
-finetune.run(). No absl flag is defined there, and none is needed: the
-program ends by printing which of the scripts' flags exist (none may).
+Each family's case runs a short program in a fresh Python, as a notebook or a
+user's script would: a FinetuneConfig, finetune.start(), the family's task and
+data, finetune.run(). No absl flag is defined there, and none is needed: the
+program ends by printing which of the scripts' flags exist (none may). The
+last test follows run()'s reports after each chunk of training and what it
+returns, as the notebook uses them.
 """
 
 import json
@@ -16,7 +18,8 @@ import textwrap
 import pytest
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import tokenization
+from bert_tf import finetune, glue, tokenization
+from bert_tf.tasks import ClassificationTask
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -123,3 +126,41 @@ def test_each_family_fine_tunes_from_python_with_no_flag_defined(family, checkpo
         results = dict(line.strip().split(" = ") for line in f)
     assert int(results["global_step"]) >= 1
     assert metric in results
+
+
+def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
+    config = finetune.FinetuneConfig(
+        output_dir=str(tmp_path / "output"), init_checkpoint=checkpoint, max_seq_length=32,
+        do_train=True, do_eval=True, train_batch_size=2, eval_batch_size=2,
+        num_train_epochs=4.0, learning_rate=1e-3, jit_compile=False, seed=1,
+        mixed_precision="float32")
+    files, strategy = finetune.start(config)
+    processor = glue.get_processor("MRPC")
+    task = ClassificationTask(2, glue_task=processor.name, sentence_pairs=True,
+                              max_seq_length=config.max_seq_length,
+                              label_list=processor.get_labels())
+    data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length,
+                         data_dir=os.path.join(FIXTURES, "glue", "MRPC"))
+    reports = []
+
+    def after_chunk(progress):
+        reports.append((progress.trainer.global_step, progress))
+
+    result = finetune.run(config, task, data, files, strategy, num_chunks=2,
+                          after_chunk=after_chunk)
+    # 2 training examples, batches of 2, 4 epochs: 4 steps, reported before training and
+    # after each of the two chunks, each time with the dev set's metrics.
+    assert [step for step, _ in reports] == [0, 2, 4]
+    assert reports[0][1].history == ()
+    assert [[loop["step"] for loop in progress.history] for _, progress in reports[1:]] == [
+        [1, 2], [3, 4]]
+    assert all(progress.num_train_steps == 4 for _, progress in reports)
+    assert all("eval_accuracy" in progress.metrics for _, progress in reports)
+    # What run() returns is what it wrote and scored.
+    assert result.trainer.global_step == 4
+    with open(tmp_path / "output" / "eval_results.txt", encoding="utf-8") as f:
+        written = dict(line.strip().split(" = ") for line in f)
+    assert set(written) == {"global_step", *result.eval_results}
+    assert float(written["eval_accuracy"]) == pytest.approx(result.eval_results["eval_accuracy"])
+    assert list(result.predictions) == ["dev"]
+    assert len(result.predictions["dev"]["predictions"]) == 1  # the dev set's one example

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import glue, input_pipeline, tfrecord, tokenization
+from bert_tf import finetune_data, glue, input_pipeline, tfrecord, tokenization
 from bert_tf.glue import InputExample
 from bert_tf.record_specs import classification_features
 
@@ -68,16 +68,23 @@ def test_unknown_label_names_the_example_and_the_known_labels(tokenizer):
         glue.convert_example(example, {"yes": 0, "no": 1}, SEQ, tokenizer, False)
 
 
+def _write(path, examples, tokenizer, seq=SEQ, pad_to_multiple_of=None, task="MRPC"):
+    """Writes examples as finetune.run does: GlueData's records, then write_records."""
+    data = glue.GlueData(glue.get_processor(task), tokenizer, seq)
+    data.examples["dev"] = examples
+    specs = classification_features(seq, data.processor.is_regression)
+    return finetune_data.write_records(path, data.records("dev"), specs, pad_to_multiple_of)
+
+
 def _examples(n, labels=("0", "1")):
     return [InputExample(f"dev-{i}", f"the king {i} was here", "and the man was not",
                          labels[i % len(labels)]) for i in range(n)]
 
 
-def test_write_tfrecord_pads_to_a_multiple_of_the_batch(tmp_path, tokenizer):
+def test_records_pads_to_a_multiple_of_the_batch(tmp_path, tokenizer):
     path = str(tmp_path / "dev.tf_record")
     examples = _examples(5)
-    written = glue.write_tfrecord(
-        path, examples, ["0", "1"], SEQ, tokenizer, pad_to_multiple_of=4)
+    written = _write(path, examples, tokenizer, pad_to_multiple_of=4)
     assert written == 8
     records = _read(path, batch_size=4)
     assert records["is_real_example"][:, 0].tolist() == [1] * 5 + [0] * 3
@@ -93,18 +100,17 @@ def test_write_tfrecord_pads_to_a_multiple_of_the_batch(tmp_path, tokenizer):
     assert os.listdir(tmp_path) == ["dev.tf_record"]
 
 
-def test_write_tfrecord_without_padding_and_for_regression(tmp_path, tokenizer):
+def test_records_without_padding_and_for_regression(tmp_path, tokenizer):
     path = str(tmp_path / "train.tf_record")
     examples = [InputExample(f"train-{i}", "the king", "the man", score)
                 for i, score in enumerate([0.0, 2.5, 5.0])]
-    assert glue.write_tfrecord(path, examples, [], SEQ, tokenizer,
-                                          is_regression=True) == 3
+    assert _write(path, examples, tokenizer, task="STS-B") == 3
     records = _read(path, is_regression=True)
     assert records["label_ids"].dtype == np.float32
     assert records["label_ids"][:, 0].tolist() == [0.0, 2.5, 5.0]
     assert records["is_real_example"][:, 0].tolist() == [1, 1, 1]
     # An exact multiple adds nothing.
-    assert glue.write_tfrecord(path, examples, [], SEQ, tokenizer, True, 3) == 3
+    assert _write(path, examples, tokenizer, pad_to_multiple_of=3, task="STS-B") == 3
 
 
 def test_trimmed_batches_keep_every_real_token(tmp_path, tokenizer):
@@ -112,7 +118,7 @@ def test_trimmed_batches_keep_every_real_token(tmp_path, tokenizer):
     # 3, 4, 7 and 12 (truncated) word pieces with [CLS] and [SEP].
     texts = ["the", "the king", "the king was in the", "the man " * 10]
     examples = [InputExample(f"dev-{i}", text, None, "0") for i, text in enumerate(texts)]
-    glue.write_tfrecord(path, examples, ["0", "1"], SEQ, tokenizer, pad_to_multiple_of=6)
+    _write(path, examples, tokenizer, pad_to_multiple_of=6)
     full = _read(path, batch_size=2)
     dataset = input_pipeline.finetuning_dataset(
         path, 2, False, classification_features(SEQ), trim_to_multiple_of=4)
@@ -135,7 +141,7 @@ def test_grouped_batches_hold_neighbours_in_length(tmp_path, tokenizer):
     lengths = np.concatenate([rng.permutation(10) + 3, rng.permutation(10) + 13])
     examples = [InputExample(f"train-{i}", " ".join(["the"] * (n - 2)), None, "0")
                 for i, n in enumerate(lengths)]
-    glue.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
+    _write(path, examples, tokenizer, seq=24)
     features = classification_features(24)
     dataset = input_pipeline._group_by_length(
         tf.data.TFRecordDataset(path), features, batch_size=2, group_batches=5, seed=1)
@@ -153,7 +159,7 @@ def test_training_sees_every_record_once_per_epoch(tmp_path, tokenizer):
     # 20 records told apart by their length (3 to 22 pieces).
     examples = [InputExample(f"train-{i}", " ".join(["the"] * (i + 1)), None, "0")
                 for i in range(20)]
-    glue.write_tfrecord(path, examples, ["0", "1"], 24, tokenizer)
+    _write(path, examples, tokenizer, seq=24)
     dataset = input_pipeline.finetuning_dataset(path, 4, True, classification_features(24),
                                                 seed=3)
     lengths = [n for batch in dataset.take(15).as_numpy_iterator()
@@ -165,7 +171,7 @@ def test_training_sees_every_record_once_per_epoch(tmp_path, tokenizer):
     assert epochs[0] != sorted(epochs[0]) and epochs[0] != epochs[1] != epochs[2]
 
 
-def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):
+def test_records_failing_mid_write_leaves_no_file(tmp_path, tokenizer, monkeypatch):
     path = str(tmp_path / "dev.tf_record")
     encode = tfrecord.encode_tfrecords
     calls = []
@@ -180,18 +186,36 @@ def test_write_tfrecord_failing_mid_write_leaves_no_file(tmp_path, tokenizer, mo
     monkeypatch.setattr(tfrecord, "RECORDS_PER_WRITE", 2)
     monkeypatch.setattr(tfrecord, "encode_tfrecords", failing)
     with pytest.raises(OSError, match="disk full"):
-        glue.write_tfrecord(path, _examples(5), ["0", "1"], SEQ, tokenizer)
+        _write(path, _examples(5), tokenizer)
     assert len(calls) == 3  # four records were in the file when it failed
     # Neither the final file nor a temporary one is left.
     assert os.listdir(tmp_path) == []
 
 
-def test_write_tfrecord_failure_keeps_an_earlier_file(tmp_path, tokenizer):
+def test_records_failure_keeps_an_earlier_file(tmp_path, tokenizer):
     path = str(tmp_path / "train.tf_record")
-    glue.write_tfrecord(path, _examples(2), ["0", "1"], SEQ, tokenizer)
+    _write(path, _examples(2), tokenizer)
     before = open(path, "rb").read()
     with pytest.raises(glue.GlueDataError, match="dev-2: unknown label 'x'"):
-        glue.write_tfrecord(path, _examples(3, labels=("0", "1", "x")), ["0", "1"],
-                                       SEQ, tokenizer)
+        _write(path, _examples(3, labels=("0", "1", "x")), tokenizer)
     assert open(path, "rb").read() == before
     assert os.listdir(tmp_path) == ["train.tf_record"]
+
+
+def test_max_examples_samples_the_same_examples_every_time(tokenizer):
+    folder = os.path.join(os.path.dirname(FIXTURES), "..", "data", "sample_sentiment")
+    processor = glue.get_processor("SST-2")
+    whole = glue.GlueData(processor, tokenizer, SEQ, data_dir=folder)
+    whole.read(["train", "dev"])
+    samples = []
+    for _ in range(2):
+        data = glue.GlueData(processor, tokenizer, SEQ, data_dir=folder,
+                             max_examples={"train": 7})
+        data.read(["train", "dev"])
+        samples.append([example.guid for example in data.examples["train"]])
+        # A split without a limit keeps every example.
+        assert len(data.examples["dev"]) == len(whole.examples["dev"])
+        assert data.training_settings()["max_train_examples"] == 7
+    assert samples[0] == samples[1] and len(set(samples[0])) == 7
+    assert set(samples[0]) <= {example.guid for example in whole.examples["train"]}
+    assert "max_train_examples" not in whole.training_settings()

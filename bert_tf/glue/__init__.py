@@ -50,7 +50,7 @@ from bert_tf.glue.processors import (
     get_processor,
 )
 from bert_tf.glue.reading import GlueDataError, read_tsv
-from bert_tf.glue.records import GlueData, GlueReferences, convert_example, write_tfrecord
+from bert_tf.glue.records import GlueData, GlueReferences, convert_example
 from bert_tf.glue.scoring import compute_metrics, evaluation_metrics
 from bert_tf.glue.splits import read_split
 from bert_tf.glue.submission import write_submission, write_test_results
@@ -89,5 +89,4 @@ __all__ = [
     "spearman_corrcoef",
     "write_submission",
     "write_test_results",
-    "write_tfrecord",
 ]

@@ -10,13 +10,14 @@ Eval and predict sets are padded with dummy examples (is_real_example = 0) to
 a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
 
-GlueData is run_classifier.py's data for finetune.run, and GlueReferences
+GlueData is the data of run_classifier.py and the notebook for finetune.run, and GlueReferences
 what it gives tasks.ClassificationTask to score or write a split.
 """
 
 import dataclasses
+import random
 
-from bert_tf import finetune_data, record_specs, run_dir, tokenization
+from bert_tf import finetune_data, run_dir, tokenization
 from bert_tf.glue.reading import GlueDataError
 from bert_tf.glue.splits import read_split
 
@@ -77,39 +78,11 @@ def convert_example(example, label_map, max_seq_length, tokenizer, is_regression
     return features
 
 
-def write_tfrecord(path, examples, label_list, max_seq_length, tokenizer,
-                   is_regression=False, pad_to_multiple_of=None):
-    """Converts examples and writes them to one TFRecord file, atomically.
-
-    Args:
-      path: Output file (local or gs://).
-      examples: A list of glue.InputExample.
-      label_list: The task's labels, in id order (empty for regression).
-      max_seq_length: Sequence length.
-      tokenizer: A tokenization.FullTokenizer.
-      is_regression: Whether labels are floats.
-      pad_to_multiple_of: Add padding examples up to a multiple of this.
-
-    Returns:
-      The number of records written, padding included.
-
-    Raises:
-      GlueDataError: for an unknown label; nothing is written then.
-    """
-    label_map = {label: i for i, label in enumerate(label_list)}
-    # Every example is converted before the file is opened, so that a bad one
-    # fails before anything is written.
-    records = [convert_example(e, label_map, max_seq_length, tokenizer, is_regression)
-               for e in examples]
-    return finetune_data.write_records(
-        path, records, record_specs.classification_features(max_seq_length, is_regression),
-        pad_to_multiple_of)
-
-
 class GlueData(finetune_data.FinetuneData):
     """The splits of one GLUE (or XNLI) task, for run_classifier.py's finetune.run."""
 
-    def __init__(self, processor, tokenizer, max_seq_length, data_dir=None, tfds_name=None):
+    def __init__(self, processor, tokenizer, max_seq_length, data_dir=None, tfds_name=None,
+                 max_examples=None):
         """Describes the data; nothing is read before read().
 
         Args:
@@ -118,12 +91,16 @@ class GlueData(finetune_data.FinetuneData):
           max_seq_length: The records' sequence length.
           data_dir: The task's folder of the GLUE download.
           tfds_name: Instead, a TFDS name such as "glue/mrpc".
+          max_examples: {split: n}: a split with more than n examples is cut
+            to a random sample of n, the same one every time (a quick run on
+            a CPU); None or a missing split: every example.
         """
         self.processor = processor
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.data_dir = data_dir
         self.tfds_name = tfds_name
+        self.max_examples = dict(max_examples or {})
         self.eval_splits = processor.eval_splits
         self.predict_splits = processor.predict_splits
         self.examples = {}
@@ -132,8 +109,11 @@ class GlueData(finetune_data.FinetuneData):
         """Reads the examples of the splits not read yet (see glue.read_split for the errors)."""
         for split in splits:
             if split not in self.examples:
-                self.examples[split] = read_split(self.processor, split, self.data_dir,
-                                                  self.tfds_name)
+                examples = read_split(self.processor, split, self.data_dir, self.tfds_name)
+                limit = self.max_examples.get(split)
+                if limit is not None and limit < len(examples):
+                    examples = random.Random(0).sample(examples, limit)
+                self.examples[split] = examples
 
     def num_train_examples(self):
         """The training examples."""
@@ -165,7 +145,10 @@ class GlueData(finetune_data.FinetuneData):
         else:
             source = run_dir.fingerprints([self.processor.split_path(
                 self.data_dir, self.processor.split_files[self.train_split])])
-        return {"train_data": source, "max_seq_length": self.max_seq_length}
+        settings = {"train_data": source, "max_seq_length": self.max_seq_length}
+        if self.train_split in self.max_examples:
+            settings["max_train_examples"] = self.max_examples[self.train_split]
+        return settings
 
     def references(self, split):
         """A GlueReferences; without label ids for a test split."""
