@@ -23,10 +23,8 @@ Example, from the repository root:
 import argparse
 import dataclasses
 import os
-import statistics
-import time
 
-from bench import arguments, machine, minilm
+from bench import arguments, machine, minilm, timing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_TRAIN_FILE = os.path.join(ROOT, "..", "shared", "data", "squad", "train-v2.0-first10.json")
@@ -138,16 +136,6 @@ def original_convert(examples, tokenizer, max_seq_length, doc_stride, max_query_
     return features
 
 
-def _median_seconds(run, repeats):
-    """Runs `run` `repeats` times; returns its last result and the median time."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return result, statistics.median(times)
-
-
 def main(args):
     """Times both conversions and prints their figures."""
     # bert_tf.squad imports TensorFlow: not for --help.
@@ -170,8 +158,8 @@ def main(args):
         tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
         return windows.convert_examples_to_features(examples, tokenizer, *settings)[0]
 
-    reference, original_seconds = _median_seconds(run_original, args.repeats)
-    features, seconds = _median_seconds(run_bert_tf, args.repeats)
+    reference, original_seconds = timing.median_seconds(run_original, args.repeats)
+    features, seconds = timing.median_seconds(run_bert_tf, args.repeats)
     identical = ([dataclasses.asdict(f) for f in features]
                  == [dataclasses.asdict(f) for f in reference])
     common = {"examples": len(examples), "contexts": len({id(e.doc_tokens) for e in examples}),

@@ -25,11 +25,9 @@ Example, from the repository root:
 import argparse
 import importlib.util
 import os
-import statistics
 import sys
-import time
 
-from bench import arguments, machine, minilm
+from bench import arguments, machine, minilm, timing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt")
@@ -127,16 +125,6 @@ def _original_tokenization(original):
     return module
 
 
-def _median_seconds(run, repeats):
-    """Runs `run` `repeats` times; returns its last result and the median time."""
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return result, statistics.median(times)
-
-
 def _figure(name, lines, num_bytes, seconds, ids, reference, repeats):
     """Builds one JSON-ready figure, with the agreement against `reference`."""
     agreeing = sum(a == b for a, b in zip(ids, reference, strict=True))
@@ -168,7 +156,7 @@ def main(args):
         tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=args.do_lower_case)
         return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
 
-    reference, seconds = _median_seconds(run_python, args.repeats)
+    reference, seconds = timing.median_seconds(run_python, args.repeats)
     figures = [_figure("python", lines, num_bytes, seconds, reference, reference, args.repeats)]
 
     in_graph = text_ops.BertTextTokenizer(vocab, do_lower_case=args.do_lower_case)
@@ -176,7 +164,7 @@ def main(args):
         tf.constant(lines[start : start + BATCH_SIZE]) for start in range(0, len(lines), BATCH_SIZE)
     ]
     in_graph.tokenize(batches[0])
-    outputs, seconds = _median_seconds(
+    outputs, seconds = timing.median_seconds(
         lambda: [in_graph.tokenize(batch) for batch in batches], args.repeats
     )
     ids = [row for output in outputs for row in output.to_list()]
@@ -188,7 +176,7 @@ def main(args):
         from tokenizers import BertWordPieceTokenizer
 
         hf = BertWordPieceTokenizer(vocab, lowercase=args.do_lower_case)
-        encodings, seconds = _median_seconds(
+        encodings, seconds = timing.median_seconds(
             lambda: hf.encode_batch(lines, add_special_tokens=False), args.repeats
         )
         ids = [encoding.ids for encoding in encodings]
@@ -203,7 +191,7 @@ def main(args):
             tokenizer = original.FullTokenizer(vocab, do_lower_case=args.do_lower_case)
             return [tokenizer.convert_tokens_to_ids(tokenizer.tokenize(line)) for line in lines]
 
-        ids, seconds = _median_seconds(run_original, args.repeats)
+        ids, seconds = timing.median_seconds(run_original, args.repeats)
         figures.append(_figure("original", lines, num_bytes, seconds, ids, reference, args.repeats))
 
     where = machine.describe()
