@@ -19,10 +19,8 @@ from absl import flags
 
 from bert_tf import cli, export_runner, io_utils, text_input
 
-flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 text_input.define_flags()
 flags.adopt_module_key_flags(text_input)
-flags.mark_flag_as_required("export_dir")
 FLAGS = flags.FLAGS
 
 

@@ -23,12 +23,10 @@ from absl import flags
 
 from bert_tf import cli, export_runner, io_utils, text_input
 
-flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
 flags.DEFINE_bool("pair", False, "Read the sentences as (text_a, text_b) pairs: two arguments "
                   "each, or --input_file lines text_a<TAB>text_b.")
 text_input.define_flags()
 flags.adopt_module_key_flags(text_input)
-flags.mark_flag_as_required("export_dir")
 FLAGS = flags.FLAGS
 
 

@@ -31,12 +31,16 @@ PROGRESS_INTERVAL_S = 10.0
 
 
 def define_flags(flag_values=flags.FLAGS):
-    """Defines --input_file, --output_file and --batch_size. Call once per script.
+    """Defines --export_dir (required), --input_file, --output_file and --batch_size.
+
+    Call once per script.
 
     Args:
       flag_values: The absl FlagValues to define them in.
     """
     fv = {"flag_values": flag_values}
+    flags.DEFINE_string("export_dir", None, "The SavedModel folder.", **fv)
+    flags.mark_flag_as_required("export_dir", flag_values=flag_values)
     flags.DEFINE_string(
         "input_file", None,
         "Label this file's lines instead of the arguments, one input a line; '-' reads "
