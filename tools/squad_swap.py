@@ -67,6 +67,8 @@ def write_windows(squad_file, out, is_training):
     if is_training:
         arrays["start_positions"] = np.array([w.start_position for w in windows], np.int32)
         arrays["end_positions"] = np.array([w.end_position for w in windows], np.int32)
+        # Which answerable question (in file order) each window is cut from.
+        arrays["question_index"] = np.array([w.example_index for w in windows], np.int32)
     np.savez_compressed(out, **arrays)
     mode = "train_windows" if is_training else "windows"
     print(json.dumps({"mode": mode, "windows": len(windows), "out": out}))

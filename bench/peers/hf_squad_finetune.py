@@ -200,6 +200,51 @@ def swap(args, tokenizer):
                      args.out)
 
 
+def compare_labels(args, tokenizer):
+    """Issue 41's label check: HF's training labels against bert_tf's (--compare_labels).
+
+    A window's label is the word pieces of its answer span ([CLS] when the
+    window does not hold the answer). For each training question, the set of
+    its windows' answer spans is compared between HF's windows and the npz of
+    `tools/squad_swap.py --mode=train_windows` (bert_tf's windows, with each
+    window's question); both use the same vocab and lower casing, so equal
+    labels are equal word-piece sequences.
+
+    Returns:
+      A dict: questions, same_labels, different_labels, the windows and the
+      [CLS]-labelled windows of each, and up to 20 differing questions as
+      (id, HF's spans, bert_tf's spans).
+    """
+    questions = read_questions(args.train_file)
+    encoded, owner, starts, ends = windows(tokenizer, questions, args.max_seq_length,
+                                           args.overlap, with_labels=True)
+
+    def spans(input_ids, question_indexes, span_starts, span_ends):
+        by_question = collections.defaultdict(set)
+        for ids, q, start, end in zip(input_ids, question_indexes, span_starts, span_ends,
+                                      strict=True):
+            by_question[int(q)].add(tuple(int(i) for i in ids[start:end + 1]) if start else None)
+        return by_question
+
+    data = np.load(args.compare_labels)
+    hf = spans(encoded["input_ids"], owner, starts, ends)
+    bert_tf = spans(data["input_ids"], data["question_index"], data["start_positions"],
+                    data["end_positions"])
+    different = [q for q in range(len(questions)) if hf[q] - {None} != bert_tf[q] - {None}]
+
+    def text(question_spans):
+        return sorted(tokenizer.decode(list(span)) for span in question_spans if span)
+
+    return {"mode": "compare_labels", "questions": len(questions),
+            "same_labels": len(questions) - len(different),
+            "different_labels": len(different),
+            "windows": {"hf": len(owner), "bert_tf": len(data["question_index"])},
+            "cls_labelled_windows": {"hf": int(np.sum(np.array(starts) == 0)),
+                                     "bert_tf": int(np.sum(data["start_positions"] == 0))},
+            "examples": [(questions[q][0], text(hf[q]), text(bert_tf[q]))
+                         for q in different[:20]]}
+
+
 def parameter_groups(model, weight_decay):
     decay, no_decay = [], []
     for name, parameter in model.named_parameters():
@@ -344,6 +389,9 @@ def main():
     parser.add_argument("--predict_windows", nargs=2, default=None, metavar=("IN", "OUT"),
                         help="write --model_dir's logits on the windows of IN (npz with "
                         "input_ids, input_mask, segment_ids) to OUT, and exit")
+    parser.add_argument("--compare_labels", default=None,
+                        help="compare HF's training labels with bert_tf's windows (npz from "
+                        "tools/squad_swap.py --mode=train_windows), print a JSON line, and exit")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     args = parser.parse_args()
     if args.threads:
@@ -355,6 +403,9 @@ def main():
     tokenizer = BertTokenizerFast(f"{args.model_dir}/vocab.txt", do_lower_case=True)
     if args.dev_windows_out or args.score_logits or args.predict_windows:
         swap(args, tokenizer)
+        return
+    if args.compare_labels:
+        machine.emit({**compare_labels(args, tokenizer), **machine.describe()}, args.out)
         return
     tensors, num_questions = training_windows(args, tokenizer)
     predict_questions = read_questions(args.predict_file)
