@@ -31,6 +31,7 @@ import torch
 from transformers import BertForSequenceClassification, BertTokenizerFast
 
 from bench import machine
+from bench.peers import recipe
 
 # (file has a header, text_a column, text_b column or None, label column, labels)
 TASKS = {
@@ -129,9 +130,7 @@ def main():
     if args.group_by_length and not args.dynamic_padding:
         ap.error("--group_by_length needs --dynamic_padding")
 
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
+    recipe.seed_everything(args.seed)
     tokenizer = BertTokenizerFast.from_pretrained(args.model_dir, do_lower_case=True)
     train = encode(tokenizer, read_split(args.data_dir, args.task, "train"), args.max_seq_length)
     dev = encode(tokenizer, read_split(args.data_dir, args.task, "dev"), args.max_seq_length)
@@ -140,14 +139,10 @@ def main():
     num_examples = len(train[3])
     num_steps = int(num_examples / args.train_batch_size * args.num_train_epochs)
     num_warmup = int(num_steps * args.warmup_proportion)
-    no_decay = [p for n, p in model.named_parameters() if "LayerNorm" in n or n.endswith("bias")]
-    decay = [p for n, p in model.named_parameters() if not ("LayerNorm" in n or n.endswith("bias"))]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.learning_rate, eps=1e-6)
+    optimizer = torch.optim.AdamW(recipe.parameter_groups(model), lr=args.learning_rate,
+                                  eps=1e-6)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: step / max(num_warmup, 1) if step < num_warmup
-        else max(0.0, (num_steps - step) / max(num_steps - num_warmup, 1)))
+        optimizer, recipe.learning_rate_factor("linear", num_warmup, num_steps))
 
     start = time.time()
     model.train()

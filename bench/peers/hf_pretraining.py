@@ -48,6 +48,7 @@ import torch
 import transformers
 
 from bench import machine
+from bench.peers import recipe
 
 FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions",
             "masked_lm_ids", "masked_lm_weights", "next_sentence_labels")
@@ -90,15 +91,6 @@ def load_instances(path):
     """{feature: np.ndarray [instances, length]} from an .npz of decoded records."""
     with np.load(path) as data:
         return {name: data[name] for name in FEATURES}
-
-
-def original_schedule(num_train_steps, num_warmup_steps):
-    """The original's learning-rate factor of the update numbered `step` (from 0)."""
-    def factor(step):
-        if step < num_warmup_steps:
-            return step / num_warmup_steps
-        return max(0.0, 1.0 - step / num_train_steps)
-    return factor
 
 
 class OriginalAdamW(torch.optim.Optimizer):
@@ -149,11 +141,7 @@ def truncated_normal_init(model, stddev):
 
 def create_optimizer(model, args):
     """AdamW with weight decay on every parameter but LayerNorm weights and biases."""
-    decayed, exempt = [], []
-    for name, parameter in model.named_parameters():
-        (exempt if "LayerNorm" in name or name.endswith("bias") else decayed).append(parameter)
-    groups = [{"params": decayed, "weight_decay": 0.01},
-              {"params": exempt, "weight_decay": 0.0}]
+    groups = recipe.parameter_groups(model)
     if args.adam == "torch":
         return torch.optim.AdamW(groups, lr=args.learning_rate, betas=(0.9, 0.999), eps=1e-6)
     return OriginalAdamW(groups, lr=args.learning_rate)
@@ -257,7 +245,8 @@ def main(argv=None):
     model.train()
     optimizer = create_optimizer(model, args)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, original_schedule(args.num_train_steps, args.num_warmup_steps))
+        optimizer, recipe.learning_rate_factor("original", args.num_warmup_steps,
+                                          args.num_train_steps))
     batches = epoch_batches(len(train["input_ids"]), args.train_batch_size,
                             np.random.default_rng(args.seed))
     start = time.time()

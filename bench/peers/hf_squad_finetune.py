@@ -52,7 +52,6 @@ import argparse
 import collections
 import json
 import math
-import random
 import re
 import string
 import sys
@@ -63,6 +62,7 @@ import torch
 from transformers import BertForQuestionAnswering, BertTokenizerFast
 
 from bench import machine
+from bench.peers import recipe
 
 
 def read_questions(path):
@@ -245,33 +245,6 @@ def compare_labels(args, tokenizer):
                          for q in different[:20]]}
 
 
-def parameter_groups(model, weight_decay):
-    decay, no_decay = [], []
-    for name, parameter in model.named_parameters():
-        exempt = "bias" in name or "LayerNorm" in name or "layer_norm" in name
-        (no_decay if exempt else decay).append(parameter)
-    return [{"params": decay, "weight_decay": weight_decay},
-            {"params": no_decay, "weight_decay": 0.0}]
-
-
-def learning_rate_factor(schedule, warmup, updates):
-    """The learning rate's multiplier at each update, for LambdaLR.
-
-    "linear" is Hugging Face's: up over warmup, then down from 1 to 0 over the
-    remaining updates. "original" is the original BERT's (and bert_tf's): up
-    over warmup, then the decay 1 - step / updates that started at step 0, so
-    the rate drops to 1 - warmup / updates of the peak (0.9 at 10% warmup)
-    right after warmup.
-    """
-    def factor(step):
-        if step < warmup:
-            return step / max(1, warmup)
-        if schedule == "original":
-            return max(0.0, 1.0 - step / updates)
-        return max(0.0, (updates - step) / max(1, updates - warmup))
-    return factor
-
-
 def training_windows(args, tokenizer):
     """The training windows as tensors, and how many questions they hold.
 
@@ -298,9 +271,7 @@ def training_windows(args, tokenizer):
 
 def finetune(args, seed, tensors):
     """Fine-tunes a fresh model from --model_dir; returns it and the losses."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+    recipe.seed_everything(seed)
     num_windows = len(tensors["input_ids"])
     if num_windows < args.batch_size:
         # The batch stream below yields full batches only: it would never yield.
@@ -311,11 +282,11 @@ def finetune(args, seed, tensors):
     if args.train_pad_row:
         # As bert_tf and the original: the [PAD] row gets its gradient too.
         model.bert.embeddings.word_embeddings.padding_idx = None
-    optimizer = torch.optim.AdamW(parameter_groups(model, args.weight_decay),
+    optimizer = torch.optim.AdamW(recipe.parameter_groups(model, args.weight_decay),
                                   lr=args.learning_rate, eps=args.adam_epsilon)
     warmup = int(updates * args.warmup_proportion)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, learning_rate_factor(args.schedule, warmup, updates))
+        optimizer, recipe.learning_rate_factor(args.schedule, warmup, updates))
 
     def batches():
         generator = torch.Generator().manual_seed(seed)
@@ -357,7 +328,7 @@ def main():
     parser.add_argument("--warmup_proportion", type=float, default=0.1)
     parser.add_argument("--weight_decay", type=float, default=0.01)
     parser.add_argument("--adam_epsilon", type=float, default=1e-8)
-    parser.add_argument("--schedule", choices=["linear", "original"], default="linear",
+    parser.add_argument("--schedule", choices=recipe.SCHEDULES, default="linear",
                         help="linear: HF's decay over the updates after warmup; original: "
                         "the original BERT's (and bert_tf's), which drops to 0.9x after "
                         "a 10%% warmup")

@@ -21,7 +21,6 @@ where it ran (bench/machine.py's describe()); --out appends it to a file too.
 
 import argparse
 import csv
-import random
 import sys
 import time
 
@@ -30,6 +29,7 @@ import torch
 from transformers import BertForMultipleChoice, BertTokenizerFast
 
 from bench import machine
+from bench.peers import recipe
 
 
 def read_questions(path, num_choices):
@@ -70,9 +70,7 @@ def main():
     ap.add_argument("--out", default=None, help="Also append the JSON line to this file.")
     args = ap.parse_args()
 
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
+    recipe.seed_everything(args.seed)
     tokenizer = BertTokenizerFast.from_pretrained(args.model_dir, do_lower_case=True)
     train, train_labels = encode(tokenizer, read_questions(args.train_file, args.num_choices),
                                  args.max_seq_length)
@@ -83,14 +81,10 @@ def main():
     num_questions = len(train_labels)
     num_steps = int(num_questions / args.train_batch_size * args.num_train_epochs)
     num_warmup = int(num_steps * args.warmup_proportion)
-    no_decay = [p for n, p in model.named_parameters() if "LayerNorm" in n or n.endswith("bias")]
-    decay = [p for n, p in model.named_parameters() if not ("LayerNorm" in n or n.endswith("bias"))]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.learning_rate, eps=1e-6)
+    optimizer = torch.optim.AdamW(recipe.parameter_groups(model), lr=args.learning_rate,
+                                  eps=1e-6)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: step / max(num_warmup, 1) if step < num_warmup
-        else max(0.0, (num_steps - step) / max(num_steps - num_warmup, 1)))
+        optimizer, recipe.learning_rate_factor("linear", num_warmup, num_steps))
 
     start = time.time()
     model.train()

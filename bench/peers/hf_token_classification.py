@@ -39,18 +39,17 @@ file too.
 
 import argparse
 import os
-import random
 import re
 import sys
 import time
 
-import numpy as np
 import seqeval
 import torch
 from seqeval.metrics import f1_score, precision_score, recall_score
 from transformers import BertForTokenClassification, BertTokenizerFast
 
 from bench import machine
+from bench.peers import recipe
 
 # Dynamic padding's length granularity, as run_ner.py --dynamic_padding's.
 PAD_MULTIPLE = 16
@@ -173,9 +172,7 @@ def main():
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
+    recipe.seed_everything(args.seed)
     train = read_conll(args.train_file, args.max_train_sentences)
     valid = read_conll(args.valid_file, args.max_valid_sentences)
     labels = label_list(train)
@@ -193,15 +190,10 @@ def main():
 
     num_steps = int(len(train_examples) / args.batch_size * args.epochs)
     num_warmup = int(num_steps * args.warmup_proportion)
-    no_decay = [p for n, p in model.named_parameters() if "LayerNorm" in n or n.endswith("bias")]
-    decay = [p for n, p in model.named_parameters()
-             if not ("LayerNorm" in n or n.endswith("bias"))]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.learning_rate, eps=1e-6)
+    optimizer = torch.optim.AdamW(recipe.parameter_groups(model), lr=args.learning_rate,
+                                  eps=1e-6)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: step / max(num_warmup, 1) if step < num_warmup
-        else max(0.0, (num_steps - step) / max(num_steps - num_warmup, 1)))
+        optimizer, recipe.learning_rate_factor("linear", num_warmup, num_steps))
 
     pad_id = tokenizer.pad_token_id
     start = time.time()
