@@ -690,8 +690,12 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
         metrics = None
         if config.do_eval:
             split = data.eval_splits[0]
-            metrics, _ = evaluate(trainer, input_fn(folder, split, config.eval_batch_size,
-                                                    False), data.references(split))
+            metrics, split_predictions = evaluate(
+                trainer, input_fn(folder, split, config.eval_batch_size, False),
+                data.references(split))
+            if trainer.global_step >= num_train_steps:
+                # The final model's: the evaluation after training reuses them.
+                predictions[data.source(split)] = split_predictions
         after_chunk(TrainingProgress(trainer, num_train_steps, tuple(history), metrics))
 
     def write_split_outputs(split):
