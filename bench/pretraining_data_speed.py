@@ -207,7 +207,7 @@ def _run(args, impl, workers, scale, vocab_file, work_dir):
         command = [sys.executable, "create_pretraining_data.py", *shared,
                    f"--num_workers={workers}"]
     else:
-        command = [sys.executable, "tools/run_original_create_pretraining_data.py",
+        command = [sys.executable, "-m", "tools.run_original_create_pretraining_data",
                    f"--original={args.original}", f"--stats_file={stats_file}", "--", *shared]
     log_path = os.path.join(work_dir, f"{name}.log")
     runs = [_measure(command, log_path) for _ in range(args.repeats)]

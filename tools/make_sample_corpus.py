@@ -13,8 +13,8 @@ random. Each module gives up to three kinds of documents: its module docstring,
 one document per public class (the class docstring followed by its public
 methods' docstrings) and one document for its public top-level functions.
 
-  python tools/make_sample_corpus.py
-  python tools/make_sample_corpus.py --output /tmp/corpus.txt --max_bytes 200000
+  python -m tools.make_sample_corpus
+  python -m tools.make_sample_corpus --output /tmp/corpus.txt --max_bytes 200000
 """
 
 import argparse

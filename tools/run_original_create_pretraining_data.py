@@ -11,7 +11,7 @@ It also counts the pairs the original truncates, a statistic its output does
 not show, by wrapping its truncate_seq_pair.
 
 Usage:
-  python tools/run_original_create_pretraining_data.py \\
+  python -m tools.run_original_create_pretraining_data \\
       --original=PATH/TO/google-research/bert [--stats_file=stats.json] -- \\
       --input_file=... --output_file=... --vocab_file=... [the original's flags]
 """

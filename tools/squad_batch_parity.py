@@ -5,8 +5,8 @@ own, from run_squad.py's pipeline), the same all-MiniLM-L6-v2 weights and the
 same span-head weights, dropout off; compares the loss, the logits, the
 gradients and the first AdamW update of both. Two steps, in two venvs:
 
-  .venv/bin/python tools/squad_batch_parity.py --side=bert_tf --out=/tmp/squad_batch.npz
-  /tmp/hfvenv/bin/python tools/squad_batch_parity.py --side=hf --out=/tmp/squad_batch.npz
+  .venv/bin/python -m tools.squad_batch_parity --side=bert_tf --out=/tmp/squad_batch.npz
+  /tmp/hfvenv/bin/python -m tools.squad_batch_parity --side=hf --out=/tmp/squad_batch.npz
 
 The first writes the batch, the head's weights and bert_tf's results; the second
 adds Hugging Face's and prints one JSON line comparing them.
@@ -15,24 +15,17 @@ adds Hugging Face's and prints one JSON line comparing them.
 import argparse
 import json
 import os
-import sys
 
 import numpy as np
+
+from bench import minilm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "squad")
 BATCH, SEQ, LR = 32, 256, 1e-4
 
 
-def model_dir():
-    sys.path.insert(0, os.path.join(HERE, "..", "bench"))
-    import minilm
-
-    return minilm.model_dir()
-
-
 def bert_tf_side(out):
-    sys.path.insert(0, os.path.join(HERE, ".."))
     import dataclasses
 
     import tensorflow as tf
@@ -41,7 +34,7 @@ def bert_tf_side(out):
     from bert_tf.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
 
-    files = finetune.model_files(model_dir(), max_seq_length=SEQ)
+    files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
     examples, _ = squad.read_squad_examples(
         os.path.join(SHARED, "train-v2.0-first10.json"), True, False)
     windows, _ = squad.convert_examples_to_features(
@@ -57,7 +50,7 @@ def bert_tf_side(out):
     task = QuestionAnsweringTask(SEQ)
     encoder = BertModel(config)
     heads = task.create_heads(encoder)
-    checkpoints.load_weights(model_dir(), encoder, heads)
+    checkpoints.load_weights(minilm.model_dir(), encoder, heads)
     rng = np.random.default_rng(0)
     head_w = (0.02 * rng.standard_normal((2, config.hidden_size))).astype(np.float32)
     heads["squad"].output_weights.assign(head_w)
@@ -96,7 +89,7 @@ def hf_side(out):
     from transformers import BertForQuestionAnswering
 
     data = dict(np.load(out))
-    model = BertForQuestionAnswering.from_pretrained(model_dir())
+    model = BertForQuestionAnswering.from_pretrained(minilm.model_dir())
     model.eval()  # no dropout
     with torch.no_grad():
         model.qa_outputs.weight.copy_(torch.tensor(data["head_w"]))

@@ -25,7 +25,7 @@ questions of --predict_file (v1.1 mode) or --train_file:
 For example, a bert_tf model through HF's post-processing:
 
   /tmp/hfvenv/bin/python -m bench.peers.hf_squad_finetune ... --dev_windows_out=/tmp/hf_win.npz
-  .venv/bin/python tools/squad_swap.py --mode=logits --run_dir=RUN \\
+  .venv/bin/python -m tools.squad_swap --mode=logits --run_dir=RUN \\
       --windows=/tmp/hf_win.npz --out=/tmp/bt_on_hf.npz
   /tmp/hfvenv/bin/python -m bench.peers.hf_squad_finetune ... --score_logits=/tmp/bt_on_hf.npz
 """
@@ -33,27 +33,19 @@ For example, a bert_tf model through HF's post-processing:
 import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, ".."))
+from bench import minilm
+
 SEQ, STRIDE, QUERY = 256, 128, 64
-
-
-def model_dir():
-    sys.path.insert(0, os.path.join(HERE, "..", "bench"))
-    import minilm
-
-    return minilm.model_dir()
 
 
 def squad_windows(squad_file, is_training):
     """bert_tf's examples and windows of a SQuAD file, as run_squad.py cuts them."""
     from bert_tf import finetune, squad
 
-    files = finetune.model_files(model_dir(), max_seq_length=SEQ)
+    files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
     examples, _ = squad.read_squad_examples(squad_file, is_training, False)
     windows, _ = squad.convert_examples_to_features(
         examples, files.tokenizer(), SEQ, STRIDE, QUERY, is_training)

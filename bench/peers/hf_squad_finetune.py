@@ -206,7 +206,7 @@ def compare_labels(args, tokenizer):
     A window's label is the word pieces of its answer span ([CLS] when the
     window does not hold the answer). For each training question, the set of
     its windows' answer spans is compared between HF's windows and the npz of
-    `tools/squad_swap.py --mode=train_windows` (bert_tf's windows, with each
+    `python -m tools.squad_swap --mode=train_windows` (bert_tf's windows, with each
     window's question); both use the same vocab and lower casing, so equal
     labels are equal word-piece sequences.
 
@@ -249,7 +249,7 @@ def training_windows(args, tokenizer):
     """The training windows as tensors, and how many questions they hold.
 
     HF's own windows from --train_file, or with --train_windows those of an
-    npz written by `tools/squad_swap.py --mode=train_windows` (bert_tf's).
+    npz written by `python -m tools.squad_swap --mode=train_windows` (bert_tf's).
     """
     train_questions = read_questions(args.train_file)
     if args.train_windows:
@@ -336,7 +336,7 @@ def main():
                         help="train the [PAD] embedding row, as bert_tf does (HF freezes it)")
     parser.add_argument("--train_windows", default=None,
                         help="train on these windows and labels (npz from "
-                        "tools/squad_swap.py --mode=train_windows) instead of HF's")
+                        "python -m tools.squad_swap --mode=train_windows) instead of HF's")
     parser.add_argument("--n_best_size", type=int, default=20)
     parser.add_argument("--max_answer_length", type=int, default=30)
     parser.add_argument("--seed", type=int, default=1)
@@ -362,7 +362,8 @@ def main():
                         "input_ids, input_mask, segment_ids) to OUT, and exit")
     parser.add_argument("--compare_labels", default=None,
                         help="compare HF's training labels with bert_tf's windows (npz from "
-                        "tools/squad_swap.py --mode=train_windows), print a JSON line, and exit")
+                        "python -m tools.squad_swap --mode=train_windows), print a JSON "
+                        "line, and exit")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     args = parser.parse_args()
     if args.threads:
