@@ -15,7 +15,7 @@ Example:
 
 from absl import app, flags, logging
 
-from bert_tf import cli, pretraining_data
+from bert_tf import cli, pretraining_data, vocab_flags
 
 FLAGS = flags.FLAGS
 
@@ -27,10 +27,10 @@ flags.DEFINE_string(
     "output_file", None,
     "Output TFRecord file, or comma-separated files; records are dealt to them "
     "in turn. Each appears only when complete.")
-flags.DEFINE_string("vocab_file", None, "The WordPiece vocab the BERT model was trained with.")
-flags.DEFINE_bool(
-    "do_lower_case", True,
+vocab_flags.define_vocab_file_flag("The WordPiece vocab the BERT model was trained with.")
+vocab_flags.define_do_lower_case_flag(
     "Lower-case the text and strip accents: True for uncased models, False for cased ones.")
+flags.adopt_module_key_flags(vocab_flags)
 flags.DEFINE_bool(
     "do_whole_word_mask", False,
     "Mask whole words (a piece and the ## pieces after it) rather than single word pieces.")

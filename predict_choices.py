@@ -15,13 +15,14 @@ a time.
 
 from absl import flags
 
-from bert_tf import cli, export_runner, swag
+from bert_tf import cli, export_runner, swag, text_input
 
-flags.DEFINE_string("export_dir", None, "The SavedModel folder.")
-flags.DEFINE_string("input_file", None, "A CSV file in SWAG's layout.")
-flags.DEFINE_string("output_file", None, "Where predictions.csv's lines go.")
-flags.DEFINE_integer("batch_size", 32, "Questions per run of the model.", lower_bound=1)
-flags.mark_flags_as_required(["export_dir", "input_file", "output_file"])
+text_input.define_flags(input_file_help="A CSV file in SWAG's layout.",
+                        output_file_help="Where predictions.csv's lines go (it appears only "
+                        "when complete).",
+                        batch_size_help="Questions run through the model at a time.")
+flags.adopt_module_key_flags(text_input)
+flags.mark_flags_as_required(["input_file", "output_file"])
 FLAGS = flags.FLAGS
 
 SIGNATURE = "choose"

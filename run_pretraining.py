@@ -28,6 +28,7 @@ from bert_tf import (
     run_setup,
     script_flags,
     training,
+    vocab_flags,
 )
 from bert_tf.tasks import PretrainingTask
 
@@ -59,8 +60,7 @@ flags.DEFINE_bool(
     "tokens, instead of using the stored ones (as RoBERTa does); works on any "
     "--input_file. Evaluation keeps the stored masks, so that its results compare "
     "across runs. Needs --vocab_file.")
-flags.DEFINE_string(
-    "vocab_file", None,
+vocab_flags.define_vocab_file_flag(
     "With --dynamic_masking: the vocab.txt of the data, for the ids of [CLS], [SEP], "
     "[MASK] and of the word pieces that random replacements draw from.")
 flags.DEFINE_float(
@@ -74,6 +74,7 @@ flags.register_multi_flags_validator(
     "--max_predictions_per_seq cannot exceed --max_seq_length")
 # Show the shared flags in --help too, not only in --helpfull.
 flags.adopt_module_key_flags(script_flags)
+flags.adopt_module_key_flags(vocab_flags)
 
 
 def _check_input(flag_name, patterns):

@@ -24,6 +24,7 @@ from bert_tf import (
     run_setup,
     serving,
     tpu_rules,
+    vocab_flags,
     xla,
 )
 
@@ -61,15 +62,15 @@ def define_vocab_flags(flag_values=flags.FLAGS):
     Args:
       flag_values: The absl FlagValues to define them in.
     """
-    fv = {"flag_values": flag_values}
-    flags.DEFINE_string(
-        "vocab_file", None, "vocab.txt the model was trained with; default: the vocab.txt "
-        "beside --init_checkpoint (Google's and Hugging Face folders have one).", **fv)
-    flags.DEFINE_bool(
-        "do_lower_case", True,
+    vocab_flags.define_vocab_file_flag(
+        "vocab.txt the model was trained with; default: the vocab.txt beside "
+        "--init_checkpoint (Google's and Hugging Face folders have one).", flag_values)
+    vocab_flags.define_do_lower_case_flag(
         "Lower-case the input: True for uncased models, False for cased ones. Default: a "
         "Hugging Face --init_checkpoint folder's tokenizer_config.json setting, else True.",
-        **fv)
+        flag_values)
+    # Shown in --help with this module's flags, which the scripts adopt.
+    flags.adopt_module_key_flags(vocab_flags, flag_values=flag_values)
 
 
 def define_training_flags(flag_values=flags.FLAGS):

@@ -30,12 +30,18 @@ STDIN = "-"
 PROGRESS_INTERVAL_S = 10.0
 
 
-def define_flags(flag_values=flags.FLAGS):
-    """Defines --export_dir (required), --input_file, --output_file and --batch_size.
+def define_flags(input_file_help=None, output_file_help=None, batch_size_help=None,
+                 flag_values=flags.FLAGS):
+    """Defines the serving scripts' --export_dir (required), --input_file, --output_file
+    and --batch_size.
 
-    Call once per script.
+    predict_text.py and predict_entities.py take the default help; predict_choices.py
+    words it for its CSV files. Call once per script.
 
     Args:
+      input_file_help: --input_file's help; None: a file of texts, one a line.
+      output_file_help: --output_file's help; None: written when complete, else stdout.
+      batch_size_help: --batch_size's help; None: inputs per run of the model.
       flag_values: The absl FlagValues to define them in.
     """
     fv = {"flag_values": flag_values}
@@ -43,13 +49,14 @@ def define_flags(flag_values=flags.FLAGS):
     flags.mark_flag_as_required("export_dir", flag_values=flag_values)
     flags.DEFINE_string(
         "input_file", None,
-        "Label this file's lines instead of the arguments, one input a line; '-' reads "
-        "stdin.", **fv)
+        input_file_help or "Label this file's lines instead of the arguments, one input a "
+        "line; '-' reads stdin.", **fv)
     flags.DEFINE_string(
         "output_file", None,
-        "Write the output lines here (it appears only when complete) instead of to stdout.",
-        **fv)
-    flags.DEFINE_integer("batch_size", 32, "Inputs run through the model at a time.",
+        output_file_help or "Write the output lines here (it appears only when complete) "
+        "instead of to stdout.", **fv)
+    flags.DEFINE_integer("batch_size", 32,
+                         batch_size_help or "Inputs run through the model at a time.",
                          lower_bound=1, **fv)
 
 
