@@ -40,7 +40,8 @@ def main(_):
                for i in range(0, len(examples), FLAGS.batch_size))
     probabilities = []
     for _, outputs in export_runner.run_batches(FLAGS.export_dir, SIGNATURE, batches,
-                                         "MultipleChoiceTask", ("context", "endings")):
+                                         "MultipleChoiceTask", ("context", "endings"),
+                                         text_input.LENGTH_ORDER_BATCHES):
         probabilities.extend(outputs["probabilities"])
     swag.write_predictions(FLAGS.output_file, examples, probabilities)
 

@@ -5,9 +5,12 @@
     --output_file=entities.tsv
 
 --input_file holds one sentence a line; --input_file=- reads stdin. The
-model is loaded once and run --batch_size sentences at a time; the lines of
-each batch are written as soon as it is done, and progress is logged every
-few seconds.
+model is loaded once and run --batch_size sentences at a time. From a file,
+16 batches are read at a time and run in order of length, so that each
+batch holds sentences of about one length and pays for no padding beyond
+them; from stdin, each batch runs as its lines come. The lines are written
+in input order as soon as they are done, and progress is logged every few
+seconds.
 
 Prints one line per entity: the sentence's number (from 0, in argument or
 line order), the entity's type, its character offsets in the sentence (end
@@ -30,13 +33,14 @@ def main(argv):
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, "serving_default",
                                                   texts.batches(FLAGS.batch_size),
-                                                  "TaggingTask", ("text",)):
+                                                  "TaggingTask", ("text",),
+                                                  texts.sort_window):
             for i in range(len(inputs["text"])):
                 for j in range(outputs["num_entities"][i]):
-                    text = outputs["entity_text"][i, j].decode("utf-8")
-                    out.write(f"{number + i}\t{outputs['entity_type'][i, j].decode('utf-8')}\t"
-                              f"{outputs['entity_start'][i, j]}\t{outputs['entity_end'][i, j]}\t"
-                              f"{outputs['entity_score'][i, j]:.3f}\t{cli.printable(text)}\n")
+                    text = outputs["entity_text"][i][j].decode("utf-8")
+                    out.write(f"{number + i}\t{outputs['entity_type'][i][j].decode('utf-8')}\t"
+                              f"{outputs['entity_start'][i][j]}\t{outputs['entity_end'][i][j]}\t"
+                              f"{outputs['entity_score'][i][j]:.3f}\t{cli.printable(text)}\n")
             number += len(inputs["text"])
             out.flush()
 

@@ -7,9 +7,12 @@
 
 With --pair, the sentences are taken two at a time as (text_a, text_b), or
 from --input_file's lines as text_a<TAB>text_b. --input_file=- reads stdin.
-The model is loaded once and run --batch_size sentences at a time; the
-lines of each batch are written as soon as it is done, and progress is
-logged every few seconds.
+The model is loaded once and run --batch_size sentences at a time. From a
+file, 16 batches are read at a time and run in order of length, so that each
+batch holds sentences of about one length and pays for no padding beyond
+them; from stdin, each batch runs as its lines come. The lines are written
+in input order as soon as they are done, and progress is logged every few
+seconds.
 
 Each line is: the predicted class, the probabilities, the sentence (tabs,
 newlines and control characters in it written as backslash escapes, so that
@@ -45,7 +48,8 @@ def main(argv):
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, signature,
                                                   texts.batches(FLAGS.batch_size),
-                                                  "ClassificationTask", names):
+                                                  "ClassificationTask", names,
+                                                  texts.sort_window):
             shown = [" ||| ".join(pair) for pair in zip(*inputs.values(), strict=True)]
             # Exports from before they said which inputs they cut: none known.
             truncated = outputs.get("truncated", [False] * len(shown))

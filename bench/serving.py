@@ -44,7 +44,7 @@ from bench import arguments, machine, minilm
 from bert_tf import checkpoints, export, tokenization
 from bert_tf.heads import ClassifierHead
 from bert_tf.modeling import BertModel
-from bert_tf.tasks import ClassificationTask
+from bert_tf.tasks import ClassificationTask, TaggingTask
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LENGTHS = {"short": (10, 14), "medium": (36, 44), "long": (110, 126)}
@@ -146,31 +146,46 @@ def pick_sentences(corpus, vocab_file, count, latency_count):
             for length, lines in picked.items()}
 
 
-def build_models(work_dir, shapes, max_seq_length):
-    """Exports one MiniLM classifier for bert_tf (each shapes) and for HF.
+# The export variants the serving benches compare: shapes, and "_xla" for an
+# XLA-compiled export (--jit_compile=true); without it, the default.
+VARIANTS = ("dynamic", "dynamic_xla", "static", "static_xla")
+# The tagger's labels: CoNLL-2003's.
+TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
+
+
+def build_models(work_dir, variants, max_seq_length, kind="classifier"):
+    """Exports one MiniLM model for bert_tf (each variant) and for HF.
+
+    The real all-MiniLM-L6-v2 encoder, and a head with seeded random weights:
+    a 2-class classifier, or a tagger of CoNLL's 9 tags whose bias favours
+    entities, so that the entity decoding has work to do.
 
     Args:
       work_dir: Where the exports and the HF folder go.
-      shapes: The bert_tf export shapes ("dynamic", "static").
+      variants: Names from VARIANTS.
       max_seq_length: The exports' limit.
+      kind: "classifier" or "tagger".
 
     Returns:
-      ({shapes: export_dir}, hf_folder).
+      ({variant: export_dir}, hf_folder).
     """
     folder = minilm.model_dir()
     config = checkpoints.find_config(folder)
     encoder = BertModel(config)
     np.random.seed(0)
-    head = ClassifierHead(config, 2)
+    if kind == "classifier":
+        task, head = ClassificationTask(2), ClassifierHead(config, 2)
+    else:
+        task, head = TaggingTask(TAGS), ClassifierHead(config, len(TAGS))
     checkpoints.load_weights(folder, encoder, {"classifier": head})
     head.output_bias.assign(np.random.normal(size=head.output_bias.shape))
-    task = ClassificationTask(2)
     exports = {}
-    for shape in shapes:
-        exports[shape] = export.export_task(
-            os.path.join(work_dir, f"export_{shape}"), task, encoder, {"classifier": head},
-            minilm.vocab_file(), True, max_seq_length, shapes=shape)
-    hf_folder = checkpoints.save_hf_folder(os.path.join(work_dir, "hf"), encoder,
+    for variant in variants:
+        exports[variant] = export.export_task(
+            os.path.join(work_dir, f"{kind}_{variant}"), task, encoder, {"classifier": head},
+            minilm.vocab_file(), True, max_seq_length, shapes=variant.split("_")[0],
+            jit_compile=variant.endswith("_xla"))
+    hf_folder = checkpoints.save_hf_folder(os.path.join(work_dir, f"{kind}_hf"), encoder,
                                            {"classifier": head}, task.hf_task_config())
     with open(os.path.join(hf_folder, "vocab.txt"), "w", encoding="utf-8") as f:
         f.write(open(minilm.vocab_file(), encoding="utf-8").read())
@@ -216,7 +231,7 @@ def parse_args(argv=None):
     parser.add_argument("--max_seq_length", type=int, default=128,
                         help="The export's and the tokenizer's limit.")
     parser.add_argument("--shapes", type=arguments.comma_list, default=["dynamic"],
-                        help="bert_tf export shapes to serve (dynamic, static).")
+                        help=f"bert_tf exports to serve: {', '.join(VARIANTS)}.")
     parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
                         help="Which implementations to run.")
     parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",

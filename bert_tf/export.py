@@ -70,7 +70,7 @@ def _signature_info(signatures):
 
 
 def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                policy="float32", shapes="dynamic"):
+                policy="float32", shapes="dynamic", jit_compile=False):
     """Exports a trained task's raw-text SavedModel.
 
     Args:
@@ -86,18 +86,20 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
         (faster on CPUs with bfloat16 units, and on TPUs), with the same
         string inputs and float32 outputs.
       shapes: One of serving.SHAPES: "dynamic" runs each batch at its own
-        length, XLA-compiled; "static" pads every input to max_seq_length.
+        length; "static" pads every input to max_seq_length.
+      jit_compile: Run the encoder and heads XLA-compiled, once per input
+        shape (serving.py says when that pays).
 
     Returns:
       export_dir.
     """
     encoder, heads = precision.with_policy(task, encoder, heads, policy)
     module, signatures = task.serving_module(encoder, heads, vocab_file, do_lower_case,
-                                             max_seq_length, shapes)
+                                             max_seq_length, shapes, jit_compile)
     shapes_line = module.model.describe(max_seq_length)
     logging.info("The export computes in %s, with %s", policy, shapes_line)
     info = {"task": type(task).__name__, "serving_tool": task.serving_tool,
-            "shapes": shapes, "shapes_description": shapes_line,
+            "shapes": shapes, "shapes_description": shapes_line, "jit_compile": jit_compile,
             "max_seq_length": max_seq_length, "precision": policy,
             "do_lower_case": do_lower_case, "signatures": _signature_info(signatures)}
     return save_model(export_dir, module, signatures, info)

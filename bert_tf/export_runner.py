@@ -3,10 +3,13 @@
 The tools that serve an export (predict_text.py, predict_entities.py,
 predict_choices.py) check that a folder holds an export of their task
 (check_task, from the info file an export carries: read_info), then run one
-of its signatures batch by batch (run_batches). They import no TensorFlow
-themselves, so that bert_tf sets up the TPU runtime first (tpu_runtime.py).
+of its signatures batch by batch (run_batches: load_signature, then
+run_loaded, which runs a window of batches in order of length). They import
+no TensorFlow themselves, so that bert_tf sets up the TPU runtime first
+(tpu_runtime.py).
 """
 
+import itertools
 import json
 import os
 
@@ -78,30 +81,21 @@ def _check_signature(export_dir, model, signature, inputs):
                           "the export this tool serves")
 
 
-def run_batches(export_dir, signature, batches, task, input_names):
-    """Loads a raw-text SavedModel once and runs one of its signatures on each batch.
-
-    What predict_text.py, predict_entities.py and predict_choices.py do. The
-    model is loaded before the first batch is taken, and each batch only once
-    the previous one's outputs have been used, so that batches may be read
-    lazily (from stdin, as they come).
+def load_signature(export_dir, signature, task, input_names):
+    """Loads a raw-text SavedModel and returns one of its signatures, checked.
 
     Args:
       export_dir: The SavedModel folder.
       signature: The signature's name ("single", "pair", "serving_default").
-      batches: An iterable of the signature's inputs: {input name: list of
-        str}, the lists of one batch the same length (an input of more
-        dimensions, such as multiple choice's endings, a list of lists).
       task: The task class's name the caller serves (check_task).
-      input_names: The signature's inputs that the batches give.
+      input_names: The signature's inputs the caller gives.
 
-    Yields:
-      (inputs, outputs) for each batch in order: the batch as given, and
-      {output name: numpy array}.
+    Returns:
+      The signature's concrete function, for run_loaded.
 
     Raises:
       ExportError: export_dir is not an export of the task, or lacks the
-        signature (before any batch is read).
+        signature.
     """
     check_task(export_dir, task)
     # Registers the text ops the SavedModel tokenizes with. Imported here:
@@ -111,8 +105,91 @@ def run_batches(export_dir, signature, batches, task, input_names):
 
     model = tf.saved_model.load(export_dir)
     _check_signature(export_dir, model, signature, input_names)
-    function = model.signatures[signature]
-    for texts in batches:
-        outputs = function(**{name: tf.constant(values, tf.string)
-                              for name, values in texts.items()})
-        yield texts, {name: value.numpy() for name, value in outputs.items()}
+    return model.signatures[signature]
+
+
+def run_batches(export_dir, signature, batches, task, input_names, sort_window=1):
+    """Loads a raw-text SavedModel once and runs one of its signatures on each batch.
+
+    What predict_text.py, predict_entities.py and predict_choices.py do:
+    load_signature, then run_loaded. The model is loaded before the first
+    batch is taken.
+
+    Args:
+      export_dir, signature, task, input_names: As load_signature takes them.
+      batches, sort_window: As run_loaded takes them.
+
+    Yields:
+      run_loaded's (inputs, outputs) for each batch, in input order.
+
+    Raises:
+      ExportError: As load_signature, before any batch is read.
+    """
+    function = load_signature(export_dir, signature, task, input_names)
+    yield from run_loaded(function, batches, sort_window)
+
+
+def run_loaded(function, batches, sort_window=1):
+    """Runs a loaded signature on each batch, sort_window batches at a time.
+
+    Batches are read only sort_window at a time, so that they may be read
+    lazily (from stdin, as they come). With sort_window > 1, the inputs of
+    sort_window batches are run in order of their length (in characters,
+    which word pieces follow closely), in batches of the same size, and their
+    outputs handed back in input order. A dynamic-shape export pads each
+    batch to its longest input, so that inputs of like length in one batch
+    cost what their own tokens cost, not the longest of a random batch's.
+
+    Args:
+      function: load_signature's concrete function.
+      batches: An iterable of the signature's inputs: {input name: list of
+        str}, the lists of one batch the same length (an input of more
+        dimensions, such as multiple choice's endings, a list of lists).
+      sort_window: How many batches to read ahead and run in order of length;
+        1 runs each batch as it comes.
+
+    Yields:
+      (inputs, outputs) for each batch in input order: the batch as given,
+      and {output name: a list with each input's value, a numpy array}.
+    """
+    batches = iter(batches)
+    while window := list(itertools.islice(batches, sort_window)):
+        yield from _run_in_length_order(function, window)
+
+
+def _run_in_length_order(function, window):
+    """Runs a window of batches, longest inputs together; yields them in input order.
+
+    Args:
+      function: The signature's concrete function.
+      window: A list of batches, as run_batches takes them.
+
+    Yields:
+      (batch, {output name: list of each input's value}) for each batch of window.
+    """
+    names = list(window[0])
+    sizes = [len(batch[names[0]]) for batch in window]
+    # One entry per input: {input name: its str (or list of str)}.
+    inputs = [{name: batch[name][i] for name in names}
+              for batch, size in zip(window, sizes, strict=True) for i in range(size)]
+    order = sorted(range(len(inputs)), key=lambda i: _length(inputs[i]))
+    results = [None] * len(inputs)
+    batch_size = max(sizes)
+    for start in range(0, len(order), batch_size):
+        chosen = order[start:start + batch_size]
+        outputs = function(**{name: tf.constant([inputs[i][name] for i in chosen], tf.string)
+                              for name in names})
+        outputs = {name: value.numpy() for name, value in outputs.items()}
+        for row, i in enumerate(chosen):
+            results[i] = {name: value[row] for name, value in outputs.items()}
+    start = 0
+    for batch, size in zip(window, sizes, strict=True):
+        rows = results[start:start + size]
+        yield batch, {name: [row[name] for row in rows] for name in rows[0]}
+        start += size
+
+
+def _length(texts):
+    """An input's length in characters: the sum over its texts (and lists of texts)."""
+    return sum(len(text) if isinstance(text, str) else sum(map(len, text))
+               for text in texts.values())

@@ -563,7 +563,8 @@ def write_outputs(trainer, predictions, references):
         trainer.task.write_outputs(predictions, references, trainer.output_dir)
 
 
-def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
+def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic",
+                 jit_compile=False):
     """Writes the task's raw-text SavedModel from the trained model.
 
     Args:
@@ -572,6 +573,8 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
       max_seq_length: As in training.
       shapes: One of serving.SHAPES (--export_shapes).
+      jit_compile: XLA-compile the export (--jit_compile=true; auto and false
+        export without XLA: serving.py says why).
 
     Returns:
       export_dir.
@@ -579,7 +582,7 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference.policy)
     return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
                               files.vocab_file, files.do_lower_case, max_seq_length,
-                              trainer.inference.policy, shapes)
+                              trainer.inference.policy, shapes, jit_compile)
 
 
 def start(config):
@@ -733,7 +736,7 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
             write_split_outputs(split)
     if config.export_dir and trainer.is_chief:
         export_model(config.export_dir, trainer, files, config.max_seq_length,
-                     shapes=config.export_shapes)
+                     shapes=config.export_shapes, jit_compile=config.jit_compile is True)
     predicted = {split: predictions[data.source(split)] for split in splits_to_read(data, config)
                  if data.source(split) in predictions}
     return FinetuneResult(trainer, results, predicted)

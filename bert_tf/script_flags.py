@@ -173,7 +173,8 @@ def define_jit_compile_flag(flag_values=flags.FLAGS):
     flags.DEFINE_enum(
         "jit_compile", "auto", list(xla.JIT_COMPILE_CHOICES),
         "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
-        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused. With "
+        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused; "
+        "--export_dir SavedModels are XLA-compiled only with true. With "
         "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
         f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "
         "on any device (every step compiled, static input shapes checked).",
@@ -207,8 +208,10 @@ def define_finetune_flags(flag_values=flags.FLAGS):
     flags.DEFINE_enum(
         "export_shapes", FINETUNE.export_shapes, serving.SHAPES,
         "dynamic: the SavedModel pads each batch only to its longest input (in steps of "
-        f"{input_pipeline.LENGTH_MULTIPLE}) and runs XLA-compiled, for CPU and GPU serving; "
-        "static: every input padded to --max_seq_length, one fixed shape, for TPU serving.",
+        f"{input_pipeline.LENGTH_MULTIPLE}), for CPU and GPU serving; static: every input "
+        "padded to --max_seq_length, one fixed shape, for TPU serving. Either runs without "
+        "XLA unless --jit_compile=true (XLA compiles once per batch shape: it pays only in a "
+        "long-running server that meets few shapes).",
         **fv)
 
 

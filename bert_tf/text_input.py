@@ -28,6 +28,9 @@ from bert_tf.progress import format_duration
 
 STDIN = "-"
 PROGRESS_INTERVAL_S = 10.0
+# Batches read ahead and run in order of length (export_runner.run_batches):
+# enough that most batches hold inputs of about one length.
+LENGTH_ORDER_BATCHES = 16
 
 
 def define_flags(input_file_help=None, output_file_help=None, batch_size_help=None,
@@ -111,6 +114,15 @@ class TextInput:
             self.total = len(self._arguments)
         elif input_file != STDIN and stat.S_ISREG(os.stat(input_file).st_mode):
             self.total = sum(1 for _ in self._lines())
+
+    @property
+    def sort_window(self):
+        """How many batches export_runner.run_batches may read ahead and run in order of length.
+
+        LENGTH_ORDER_BATCHES for arguments and files; 1 for stdin or a pipe,
+        whose answers then come out as their lines come in.
+        """
+        return 1 if self.total is None else LENGTH_ORDER_BATCHES
 
     def batches(self, batch_size):
         """The inputs, batch_size at a time, in input order.

@@ -191,7 +191,8 @@ def test_export_says_which_shapes_it_wrote(exported, tmp_path):
     info = export_runner.read_info(export_dir)
     assert info["task"] == "ClassificationTask"
     assert info["shapes"] == "dynamic" and info["precision"] == "float32"
-    assert info["max_seq_length"] == SEQ and "XLA" in info["shapes_description"]
+    assert info["max_seq_length"] == SEQ and "no XLA" in info["shapes_description"]
+    assert info["jit_compile"] is False
     assert info["signatures"]["pair"]["inputs"] == ["text_a", "text_b"]
     assert info["signatures"]["single"]["outputs"] == {"predictions": "int64",
                                                        "probabilities": "float32",
@@ -201,6 +202,37 @@ def test_export_says_which_shapes_it_wrote(exported, tmp_path):
                        VOCAB, True, SEQ, shapes="static")
     assert export_runner.read_info(static_dir)["shapes"] == "static"
     assert export_runner.read_info(str(tmp_path)) is None
+
+
+def test_an_xla_export_gives_the_same_probabilities(exported, tmp_path):
+    encoder, head, export_dir = exported
+    xla_dir = str(tmp_path / "xla")
+    export.export_task(xla_dir, ClassificationTask(3, sentence_pairs=True), encoder,
+                       {"classifier": head}, VOCAB, True, SEQ, jit_compile=True)
+    info = export_runner.read_info(xla_dir)
+    assert info["jit_compile"] is True and "XLA-compiled" in info["shapes_description"]
+    served = tf.saved_model.load(xla_dir).signatures["pair"](
+        text_a=tf.constant(TEXTS_A), text_b=tf.constant(TEXTS_B))["probabilities"].numpy()
+    np.testing.assert_allclose(served, _python_path(encoder, head, TEXTS_A, TEXTS_B, False),
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("sort_window", [1, 3])
+def test_run_batches_hands_back_each_inputs_outputs_in_input_order(exported, sort_window):
+    """Run in order of length or not, each input gets its own probabilities, in input order."""
+    encoder, head, export_dir = exported
+    # Lengths in no order, so that the length order mixes the batches; 7
+    # inputs in batches of 3 leave a short last batch.
+    texts = [TEXTS_A[3], "the", TEXTS_A[0], TEXTS_B[3], "", TEXTS_A[1], TEXTS_A[3][:40]]
+    batches = [{"text_a": texts[i:i + 3]} for i in range(0, len(texts), 3)]
+    results = list(export_runner.run_batches(export_dir, "single", batches,
+                                             "ClassificationTask", ["text_a"], sort_window))
+    assert [inputs for inputs, _ in results] == batches
+    probabilities = [row for _, outputs in results for row in outputs["probabilities"]]
+    expected = _python_path(encoder, head, texts, None, False)
+    np.testing.assert_allclose(np.stack(probabilities), expected, atol=1e-5)
+    assert [bool(cut) for _, outputs in results for cut in outputs["truncated"]] == [
+        True, False, False, False, False, False, False]
 
 
 # Run in a fresh Python: the export needs TensorFlow and tensorflow_text only.

@@ -51,6 +51,8 @@ def test_a_file_is_counted_and_read_line_by_line(tmp_path, capsys, caplog):
         f": warning: {path}: 2 lines with an empty text, the first line 2; their predictions "
         "reflect no text\n")
     assert caplog.messages[-1].startswith("5/5 lines in ")
+    # A file is known whole: its batches may be read ahead and run in order of length.
+    assert texts.sort_window == text_input.LENGTH_ORDER_BATCHES > 1
 
 
 @pytest.mark.parametrize("data,message", [
@@ -70,6 +72,8 @@ def test_stdin_is_read_as_its_batches_are_asked_for(monkeypatch):
     _stdin(monkeypatch, b"one\ntwo\tkept\nthree\ncaf\xe9\n")
     texts = text_input.TextInput([], "-")
     assert texts.total is None
+    # Each batch runs as its lines come, none waits for the lines after it.
+    assert texts.sort_window == 1
     batches = texts.batches(2)
     # The first batch comes before the bad line is read.
     assert next(batches) == {"text": ["one", "two\tkept"]}

@@ -205,7 +205,7 @@ class Task(abc.ABC):
         return {}
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic"):
+                       shapes="dynamic", jit_compile=False):
         """A tf.Module that serves the trained model on raw text.
 
         Args:
@@ -215,6 +215,7 @@ class Task(abc.ABC):
           do_lower_case: As in training.
           max_seq_length: As in training.
           shapes: One of serving.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
 
         Returns:
           (module, {signature name: tf.function}) for export.save_model. The

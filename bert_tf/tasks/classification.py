@@ -130,10 +130,11 @@ class ClassificationTask(Task):
                               processor.name, references.examples, predictions["predictions"])
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic"):
+                       shapes="dynamic", jit_compile=False):
         """A ClassificationServingModule with "single", "pair" and "serving_default"."""
         module = ClassificationServingModule(encoder, heads[_CLASSIFIER], vocab_file, do_lower_case,
-                                         max_seq_length, self.is_regression, shapes)
+                                         max_seq_length, self.is_regression, shapes,
+                                             jit_compile)
         signatures = {"single": module.single, "pair": module.pair,
                       "serving_default": module.pair if self.sentence_pairs else module.single}
         return module, signatures
@@ -154,7 +155,7 @@ class ClassificationServingModule(tf.Module):
     """
 
     def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
-                 is_regression=False, shapes="dynamic"):
+                 is_regression=False, shapes="dynamic", jit_compile=False):
         """Wraps a trained encoder and head.
 
         Args:
@@ -165,6 +166,7 @@ class ClassificationServingModule(tf.Module):
           max_seq_length: As in training.
           is_regression: Whether the head outputs a score (STS-B).
           shapes: One of serving.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
         """
         super().__init__(name="bert_classifier")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
@@ -176,7 +178,7 @@ class ClassificationServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
-        self.model = serving.ServedModel(self._logits, shapes)
+        self.model = serving.ServedModel(self._logits, shapes, jit_compile)
         self.is_regression = is_regression
 
     def _logits(self, features):

@@ -117,11 +117,11 @@ class MultipleChoiceTask(Task):
                                references.examples, np.asarray(predictions["predictions"]))
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic"):
+                       shapes="dynamic", jit_compile=False):
         """A MultipleChoiceServingModule with "choose" (also "serving_default")."""
         module = MultipleChoiceServingModule(encoder, heads[_CLASSIFIER], vocab_file,
                                              do_lower_case, max_seq_length, self.num_choices,
-                                             shapes)
+                                             shapes, jit_compile)
         return module, {"choose": module.choose, "serving_default": module.choose}
 
 
@@ -141,7 +141,7 @@ class MultipleChoiceServingModule(tf.Module):
     """
 
     def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
-                 num_choices, shapes="dynamic"):
+                 num_choices, shapes="dynamic", jit_compile=False):
         """Wraps a trained encoder and head.
 
         Args:
@@ -152,6 +152,7 @@ class MultipleChoiceServingModule(tf.Module):
           max_seq_length: As in training.
           num_choices: The endings of each question.
           shapes: One of serving.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
         """
         super().__init__(name="bert_multiple_choice")
         # Imported here, not at the top: text_ops loads tensorflow_text, which
@@ -164,7 +165,7 @@ class MultipleChoiceServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
-        self.model = serving.ServedModel(self._scores, shapes)
+        self.model = serving.ServedModel(self._scores, shapes, jit_compile)
         # The signature's endings have this many columns; the serving function checks it.
         self.choose = tf.function(
             self._choose, input_signature=[

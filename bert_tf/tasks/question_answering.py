@@ -208,7 +208,7 @@ class QuestionAnsweringTask(Task):
         self._answers(predictions, references, output_dir, self.verbose_logging)
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic"):
+                       shapes="dynamic", jit_compile=False):
         """A QuestionAnsweringServingModule whose "serving_default" takes
         questions and contexts."""
         module = QuestionAnsweringServingModule(
@@ -216,7 +216,7 @@ class QuestionAnsweringTask(Task):
             max_query_length=self.max_query_length, max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
             null_score_diff_threshold=self.null_score_diff_threshold,
-            doc_stride=self.doc_stride, shapes=shapes)
+            doc_stride=self.doc_stride, shapes=shapes, jit_compile=jit_compile)
         return module, {"serving_default": module.answer}
 
 
@@ -369,7 +369,8 @@ class QuestionAnsweringServingModule(tf.Module):
 
     def __init__(self, encoder, head, vocab_file, do_lower_case, max_seq_length,
                  max_query_length=64, max_answer_length=30, version_2_with_negative=False,
-                 null_score_diff_threshold=0.0, doc_stride=128, shapes="dynamic"):
+                 null_score_diff_threshold=0.0, doc_stride=128, shapes="dynamic",
+                 jit_compile=False):
         """Wraps a trained encoder and head.
 
         Args:
@@ -384,6 +385,7 @@ class QuestionAnsweringServingModule(tf.Module):
           null_score_diff_threshold: As QuestionAnsweringTask's.
           doc_stride: Context pieces between the starts of windows.
           shapes: One of serving.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
         """
         super().__init__(name="bert_question_answering")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
@@ -395,7 +397,7 @@ class QuestionAnsweringServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
                                           self.tokenizer.vocab["[SEP]"])
-        self.model = serving.ServedModel(self._logits, shapes)
+        self.model = serving.ServedModel(self._logits, shapes, jit_compile)
         self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length
         self.max_answer_length = max_answer_length

@@ -179,10 +179,11 @@ class TaggingTask(Task):
         return [[self.label_list[i] for i in ids] for ids in tag_ids]
 
     def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic"):
+                       shapes="dynamic", jit_compile=False):
         """A TaggingServingModule whose "serving_default" takes raw sentences."""
         module = TaggingServingModule(encoder, heads[_CLASSIFIER], self.label_list, vocab_file,
-                                     do_lower_case, max_seq_length, self.window_stride, shapes)
+                                     do_lower_case, max_seq_length, self.window_stride, shapes,
+                                      jit_compile)
         return module, {"serving_default": module.tag}
 
 
@@ -209,7 +210,7 @@ class TaggingServingModule(tf.Module):
     """
 
     def __init__(self, encoder, head, label_list, vocab_file, do_lower_case, max_seq_length,
-                 window_stride, shapes="dynamic"):
+                 window_stride, shapes="dynamic", jit_compile=False):
         """Wraps a trained encoder and head.
 
         Args:
@@ -222,6 +223,7 @@ class TaggingServingModule(tf.Module):
           window_stride: Word pieces between the starts of a long sentence's
             windows, at most max_seq_length - 2.
           shapes: One of serving.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
         """
         super().__init__(name="bert_tagger")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
@@ -230,7 +232,7 @@ class TaggingServingModule(tf.Module):
 
         self.encoder = encoder
         self.head = head
-        self.model = serving.ServedModel(self._probabilities, shapes)
+        self.model = serving.ServedModel(self._probabilities, shapes, jit_compile)
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
                                           self.tokenizer.vocab["[SEP]"])
