@@ -55,12 +55,12 @@ flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: some questions h
 flags.DEFINE_float("null_score_diff_threshold", 0.0, "SQuAD 2.0: predict no answer when the "
                    "null score minus the best span's is greater than this.")
 flags.DEFINE_enum(
-    "epoch_unit", "questions", ["questions", "windows"],
-    "What --num_train_epochs counts. questions (the original's): steps = questions / "
-    "train_batch_size x epochs, so a question cut into several windows has its windows "
-    "seen fewer than num_train_epochs times each. windows (as Hugging Face counts): steps = "
-    "windows / train_batch_size x epochs. See docs/benchmarks.md for the measured "
-    "difference.")
+    "epoch_unit", "windows", ["questions", "windows"],
+    "What --num_train_epochs counts. windows (as Hugging Face counts): steps = windows / "
+    "train_batch_size x epochs, so each window is seen num_train_epochs times. questions "
+    "(the original's): steps = questions / train_batch_size x epochs, so a question cut "
+    "into several windows has its windows seen fewer times. See docs/benchmarks.md for "
+    "the measured difference.")
 script_flags.define_finetuning_script_flags(padding=False)
 # The shared definition's default is run_classifier's 128; SQuAD's is 384,
 # as in the original run_squad.py.

@@ -13,7 +13,8 @@ decay 0.01 except LayerNorm and biases) after clipping to norm 1.0, float32.
 
 --runs names what to train:
   bert_tf           bert_tf's Trainer as run_pretraining.py builds it (its
-                    AdamW with Adam's bias correction, the default);
+                    AdamW with Adam's bias correction, the default), with
+                    the original's schedule (--nodecay_after_warmup);
   bert_tf_original  the same with --noadam_bias_correction, the original's update;
   hf                the peer with torch.optim.AdamW (bias correction) and the
                     original's truncated-normal initialisation;
@@ -161,6 +162,8 @@ def train_bert_tf(args, seed, bias_correction, records):
             output_dir, num_train_steps=args.num_train_steps,
             num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
             adam_bias_correction=bias_correction, iterations_per_loop=100,
+            # The original's schedule, as the peer runs it (--nodecay_after_warmup).
+            decay_after_warmup=False,
             save_checkpoints_steps=args.eval_every, keep_checkpoint_max=1))
     trainer.restore()
     # As run_pretraining.py does: convert_checkpoint.py finds it there.

@@ -142,7 +142,7 @@ class TrainingConfig:
     learning_rate: float = 5e-5
     optimizer: str = "adamw"
     adam_bias_correction: bool = True
-    decay_after_warmup: bool = False
+    decay_after_warmup: bool = True
     gradient_accumulation_steps: int = 1
     iterations_per_loop: int = ITERATIONS_PER_LOOP
     save_checkpoints_steps: int = SAVE_CHECKPOINTS_STEPS

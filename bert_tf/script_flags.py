@@ -77,8 +77,10 @@ def define_training_flags(flag_values=flags.FLAGS):
     """Defines the flags that run_pretraining.py and the fine-tuning scripts share.
 
     The original's flags keep their names and defaults; the others are new
-    and default to the original's behaviour. The model's flags
-    (define_model_flags) are among them.
+    and default to the original's behaviour, except where that is a known
+    flaw: Adam's bias correction is on, and the learning rate decays from the
+    end of warmup (--noadam_bias_correction and --nodecay_after_warmup give
+    the original's). The model's flags (define_model_flags) are among them.
 
     Args:
       flag_values: The absl FlagValues to define them in.
@@ -126,8 +128,9 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_bool(
         "decay_after_warmup", TRAINING.decay_after_warmup,
         "Decay the learning rate linearly from its peak at the end of warmup to 0 "
-        "(Hugging Face's schedule). By default the decay runs from step 0, as in the "
-        "original, so the rate drops to 1 - warmup_proportion of the peak after warmup.",
+        "(Hugging Face's schedule). --nodecay_after_warmup gives the original's, whose decay "
+        "runs from step 0, so that the rate drops to 1 - warmup_proportion of the peak "
+        "after warmup and stays that much lower.",
         **fv)
     flags.DEFINE_integer(
         "gradient_accumulation_steps", TRAINING.gradient_accumulation_steps,

@@ -47,23 +47,24 @@ def _slot(optimizer, name):
     return found.numpy()
 
 
-def test_schedule_warms_up_then_decays_to_zero():
-    schedule = optimization.LinearWarmupLinearDecay(0.1, num_train_steps=100, num_warmup_steps=10)
+def test_the_originals_schedule_decays_from_step_zero():
+    schedule = optimization.LinearWarmupLinearDecay(0.1, num_train_steps=100, num_warmup_steps=10,
+                                                    decay_after_warmup=False)
     np.testing.assert_allclose(
         [float(schedule(step)) for step in (0, 5, 9, 10, 55, 100, 150)],
         [0.0, 0.05, 0.09,
          0.1 * (1 - 10 / 100),  # end of warmup: the original decays from step 0
          0.1 * (1 - 55 / 100), 0.0, 0.0], rtol=1e-6, atol=1e-9)
-    no_warmup = optimization.LinearWarmupLinearDecay(2e-5, num_train_steps=4)
+    no_warmup = optimization.LinearWarmupLinearDecay(2e-5, num_train_steps=4,
+                                                     decay_after_warmup=False)
     np.testing.assert_allclose([float(no_warmup(s)) for s in range(5)],
                                [2e-5, 1.5e-5, 1e-5, 0.5e-5, 0.0], rtol=1e-6)
     with pytest.raises(ValueError, match="num_train_steps"):
         optimization.LinearWarmupLinearDecay(0.1, num_train_steps=0)
 
 
-def test_decay_after_warmup_is_hugging_faces_linear_schedule():
-    schedule = optimization.LinearWarmupLinearDecay(0.1, num_train_steps=100, num_warmup_steps=10,
-                                                    decay_after_warmup=True)
+def test_the_default_schedule_is_hugging_faces_linear_schedule():
+    schedule = optimization.LinearWarmupLinearDecay(0.1, num_train_steps=100, num_warmup_steps=10)
     # The peak at the end of warmup, then a straight line to 0 at step 100:
     # transformers' get_linear_schedule_with_warmup.
     np.testing.assert_allclose(
@@ -71,11 +72,17 @@ def test_decay_after_warmup_is_hugging_faces_linear_schedule():
         [0.0, 0.05, 0.1, 0.1 * 45 / 90, 0.1 / 90, 0.0, 0.0], rtol=1e-5, atol=1e-9)
     restored = optimization.LinearWarmupLinearDecay(**schedule.get_config())
     assert float(restored(55)) == float(schedule(55))
-    with pytest.raises(ValueError, match="below num_train_steps"):
-        optimization.LinearWarmupLinearDecay(0.1, num_train_steps=10, num_warmup_steps=10,
-                                             decay_after_warmup=True)
-    optimizer = optimization.create_optimizer(0.1, num_train_steps=100, num_warmup_steps=10,
-                                              decay_after_warmup=True)
+    # Without warmup, both schedules are one straight line.
+    no_warmup = optimization.LinearWarmupLinearDecay(2e-5, num_train_steps=4)
+    np.testing.assert_allclose([float(no_warmup(s)) for s in range(5)],
+                               [2e-5, 1.5e-5, 1e-5, 0.5e-5, 0.0], rtol=1e-6)
+    # A warmup as long as the run (a short trial of run_pretraining.py's
+    # default 10,000 warmup steps) only warms up.
+    whole_run = optimization.LinearWarmupLinearDecay(0.1, num_train_steps=20,
+                                                     num_warmup_steps=10000)
+    np.testing.assert_allclose([float(whole_run(s)) for s in (0, 10, 19)],
+                               [0.0, 1e-4, 1.9e-4], rtol=1e-5)
+    optimizer = optimization.create_optimizer(0.1, num_train_steps=100, num_warmup_steps=10)
     w = keras.Variable(np.ones(3, np.float32), name="kernel")
     for _ in range(55):
         optimizer.apply([tf.ones(3)], [w])

@@ -200,24 +200,24 @@ def test_a_window_without_room_for_the_context_is_refused_at_once(checkpoint, tm
     assert not (tmp_path / "out").exists()
 
 
-def test_epochs_count_questions_by_default_and_windows_on_request(squad_run, checkpoint,
+def test_epochs_count_windows_by_default_and_questions_on_request(squad_run, checkpoint,
                                                                   tmp_path):
-    """--epoch_unit: the original's step count (questions) or Hugging Face's (windows)."""
+    """--epoch_unit: Hugging Face's step count (windows) or the original's (questions)."""
     line = re.compile(r"Training on (\d+) questions in (\d+) windows: (\d+) steps")
     questions, windows, steps = map(int, line.search(squad_run["stderr"]).groups())
     # The fixture's 40 paragraphs hold 80 answerable and 40 unanswerable
     # questions; several contexts take more than one window.
     assert questions == 120 and windows > questions
-    assert steps == int(questions / 8 * 6.0)
+    assert steps == int(windows / 8 * 6.0)
     # The fixture's training file again: the same generator, the same draws.
     rng = random.Random(0)
     train_file = _write_squad(tmp_path / "train.json", [_paragraph(rng, i, 3) for i in range(40)])
     result = run_script(
         f"--vocab_file={VOCAB}", f"--init_checkpoint={checkpoint}", "--do_train",
         f"--train_file={train_file}", "--train_batch_size=8", "--num_train_epochs=0.5",
-        "--epoch_unit=windows", "--max_seq_length=48", "--doc_stride=16",
+        "--epoch_unit=questions", "--max_seq_length=48", "--doc_stride=16",
         "--max_query_length=8", f"--output_dir={tmp_path / 'out'}",
         "--version_2_with_negative", "--jit_compile=false")
     assert result.returncode == 0, result.stderr[-3000:]
     assert line.search(result.stderr).groups() == (
-        str(questions), str(windows), str(int(windows / 8 * 0.5)))
+        str(questions), str(windows), str(int(questions / 8 * 0.5)))

@@ -129,9 +129,9 @@ def test_resume_ignores_how_often_a_run_logs_and_saves_but_not_its_schedule(conf
     first.restore()
     first.train(_dataset_fn(examples, 8), 2, 8)
     other_schedule = _trainer(config, tmp_path, steps=4, iterations_per_loop=2,
-                              decay_after_warmup=True)
+                              decay_after_warmup=False)
     assert other_schedule.restore() == "resumed"
-    with pytest.raises(run_dir.RunDirError, match="decay_after_warmup: False there, True now"):
+    with pytest.raises(run_dir.RunDirError, match="decay_after_warmup: True there, False now"):
         other_schedule.train(_dataset_fn(examples, 8), 4, 8)
     quieter = _trainer(config, tmp_path, steps=4, iterations_per_loop=2, log_every_secs=5.0)
     assert quieter.restore() == "resumed"
@@ -528,7 +528,12 @@ def test_the_cadence_is_time_based_off_a_tpu_unless_the_original_settings_are_gi
 
 
 def test_decay_after_warmup_reaches_the_optimizer(config, tmp_path):
-    trainer = _trainer(config, tmp_path, steps=10, learning_rate=0.01, decay_after_warmup=True)
+    trainer = _trainer(config, tmp_path, steps=10, learning_rate=0.01)
     trainer.optimizer.iterations.assign(2)
-    # At the end of warmup the rate is the peak, not the original's 0.8 of it.
+    # At the end of warmup the rate is the peak by default...
     np.testing.assert_allclose(float(trainer.optimizer.learning_rate), 0.01, rtol=1e-6)
+    original = _trainer(config, tmp_path / "original", steps=10, learning_rate=0.01,
+                        decay_after_warmup=False)
+    original.optimizer.iterations.assign(2)
+    # ... and the original's 0.8 of it with --nodecay_after_warmup.
+    np.testing.assert_allclose(float(original.optimizer.learning_rate), 0.008, rtol=1e-6)

@@ -46,10 +46,10 @@ def learning_rate_factor(schedule, warmup, updates):
     """The learning rate's multiplier at each update (numbered from 0), for LambdaLR.
 
     "linear" is Hugging Face's: up over warmup, then down from 1 to 0 over the
-    remaining updates. "original" is the original BERT's (and bert_tf's
-    default): up over warmup, then the decay 1 - step / updates that started
-    at step 0, so the rate drops to 1 - warmup / updates of the peak (0.9 at
-    10% warmup) right after warmup.
+    remaining updates (bert_tf's default). "original" is the original BERT's
+    (bert_tf's with --nodecay_after_warmup): up over warmup, then the decay
+    1 - step / updates that started at step 0, so the rate drops to
+    1 - warmup / updates of the peak (0.9 at 10% warmup) right after warmup.
 
     Args:
       schedule: One of SCHEDULES.

@@ -91,7 +91,7 @@ class SquadData(finetune_data.FinetuneData):
 
     def __init__(self, tokenizer, max_seq_length, doc_stride, max_query_length,
                  version_2_with_negative=False, train_file=None, predict_file=None,
-                 epoch_unit="questions"):
+                 epoch_unit="windows"):
         """Describes the data; nothing is read before read().
 
         Args:
@@ -102,8 +102,8 @@ class SquadData(finetune_data.FinetuneData):
           version_2_with_negative: SQuAD 2.0: keep unanswerable questions.
           train_file: The SQuAD json to train on.
           predict_file: The SQuAD json to predict and score.
-          epoch_unit: What an epoch counts: "questions" (the original's) or
-            "windows" (Hugging Face's).
+          epoch_unit: What an epoch counts: "windows" (Hugging Face's) or
+            "questions" (the original's).
         """
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
