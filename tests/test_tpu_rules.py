@@ -94,7 +94,9 @@ def _commands(tmp, checkpoint):
             f"--train_file={squad}", f"--predict_file={squad}", "--do_train", "--do_predict",
             "--do_eval", f"--output_dir={tmp / 'squad_out'}", "--max_seq_length=32",
             "--doc_stride=8", "--max_query_length=6", "--train_batch_size=4",
-            "--predict_batch_size=3", "--num_train_epochs=1", *model, *common],
+            "--predict_batch_size=3", "--num_train_epochs=1",
+            # The original's step count (questions): 2 steps, as the other jobs take.
+            "--epoch_unit=questions", *model, *common],
         # The same classifier job with batches cut to their longest example: shapes that
         # vary from batch to batch, which the rules refuse at once.
         "run_classifier.py --dynamic_padding": [
