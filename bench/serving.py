@@ -1,9 +1,10 @@
 """Raw-text serving speed: bert_tf's SavedModel against Hugging Face transformers.
 
-Issue 27's benchmark. One all-MiniLM-L6-v2 classifier (the real encoder, and
-a 2-class head with seeded random weights: speed does not depend on the
-head's values) is exported by bert_tf.export.export_task, with dynamic and,
-with --shapes, static shapes, and written as a Hugging Face folder
+One all-MiniLM-L6-v2 classifier (the real encoder, and a 2-class head with
+seeded random weights: speed does not depend on the head's values) is
+exported by bert_tf.export.export_task in each --shapes variant (VARIANTS:
+dynamic or static shapes, "_xla" for an XLA-compiled export), and written as
+a Hugging Face folder
 (BertForSequenceClassification) with the same weights. Each is then served
 in its own fresh process, in float32, on real sentences of three lengths
 picked from --corpus by their number of word pieces: short (10-14, about

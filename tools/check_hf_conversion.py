@@ -1,6 +1,6 @@
 """Checks that converted fine-tuned models load in transformers as the right class.
 
-Issue 26: `convert_checkpoint.py --output_format=hf` on a fine-tuned run must
+`convert_checkpoint.py --output_format=hf` on a fine-tuned run must
 give a folder that `AutoModelForX.from_pretrained` and
 `AutoTokenizer.from_pretrained` load as they are, with the same logits. For a
 3-label classifier (MNLI's labels), a 5-tag tagger and a SQuAD span model on

@@ -1,6 +1,6 @@
 """One SQuAD training batch through bert_tf and through Hugging Face, from the same weights.
 
-Issue 28's check of the model side of the SQuAD gap: the same windows (bert_tf's
+The check of the model side of the SQuAD gap against Hugging Face: the same windows (bert_tf's
 own, from run_squad.py's pipeline), the same all-MiniLM-L6-v2 weights and the
 same span-head weights, dropout off; compares the loss, the logits, the
 gradients and the first AdamW update of both. Two steps, in two venvs:

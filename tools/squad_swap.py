@@ -1,4 +1,4 @@
-"""Issue 28's swaps between bert_tf and the Hugging Face SQuAD peer, one part at a time.
+"""Swaps between bert_tf and the Hugging Face SQuAD peer, one part at a time.
 
 The post-processing: bert_tf's post-processing (the original's: max-context windows, n-best search,
 get_final_text) and the Hugging Face peer's (bench/peers/hf_squad_finetune.py: every

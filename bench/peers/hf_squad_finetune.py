@@ -37,7 +37,7 @@ writes every dev window's start and end logits with the window's token offsets
 (npz), so that another post-processing can score the same model. --device=cuda
 trains on a GPU, still in float32 (TF32 is turned off).
 
-Issue 28's swaps, each one part of bert_tf's recipe in this peer:
+The swaps, each one part of bert_tf's recipe in this peer:
 --train_windows (bert_tf's windows and labels, from tools/squad_swap.py),
 --schedule=original (the original's learning-rate decay), --train_pad_row (the
 [PAD] embedding trained) and --adam_epsilon=1e-6 (the original's epsilon).
@@ -173,7 +173,7 @@ def logits(model, input_ids, attention_mask, token_type_ids, device="cpu"):
 
 
 def swap(args, tokenizer):
-    """Issue 28's post-processing swap (tools/squad_swap.py): no training."""
+    """The post-processing swap (tools/squad_swap.py): no training."""
     predict_questions = read_questions(args.predict_file)
     dev, owner, _, _ = windows(tokenizer, predict_questions, args.max_seq_length,
                                args.overlap, with_labels=False)
@@ -201,7 +201,7 @@ def swap(args, tokenizer):
 
 
 def compare_labels(args, tokenizer):
-    """Issue 41's label check: HF's training labels against bert_tf's (--compare_labels).
+    """The label check: HF's training labels against bert_tf's (--compare_labels).
 
     A window's label is the word pieces of its answer span ([CLS] when the
     window does not hold the answer). For each training question, the set of
