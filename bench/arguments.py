@@ -9,6 +9,10 @@ given as --name, --noname or --name=true|false.
 
 import argparse
 
+# --hf_python's default: the venv with torch and transformers that the peers
+# run in (bench/README.md).
+HF_PYTHON = "/tmp/hfvenv/bin/python"
+
 _TRUE = ("true", "t", "1", "yes")
 _FALSE = ("false", "f", "0", "no")
 

@@ -136,7 +136,7 @@ def parse_args(argv=None):
                         help="Processes per implementation and measure, alternating.")
     parser.add_argument("--max_seq_length", type=int, default=128,
                         help="The exports' and the peer's limit.")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch and transformers.")
     parser.add_argument("--work_dir", default=None,
                         help="Scratch folder; default: a temporary one.")

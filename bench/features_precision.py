@@ -66,7 +66,7 @@ def parse_args(argv=None):
     parser.add_argument("--precisions", type=arguments.comma_list,
                         default=["float32", "bfloat16"],
                         help="--inference_precision values to run.")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch and transformers.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     return parser.parse_args(argv)

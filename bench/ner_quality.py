@@ -236,7 +236,7 @@ def parse_args(argv=None):
                         help="Seeds; each implementation runs once per seed.")
     parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
                         help="Which implementations to run.")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch, transformers and seqeval.")
     parser.add_argument("--checkpoint", default=None,
                         help="Hugging Face folder (config.json, model.safetensors, vocab.txt); "

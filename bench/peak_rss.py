@@ -209,7 +209,7 @@ def parse_args(argv=None):
     parser.add_argument("--squad_predict_file",
                         default=os.path.join(SHARED, "squad", "dev-v2.0-first2.json"),
                         help="SQuAD json to predict on (its answerable questions).")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch, transformers and seqeval.")
     parser.add_argument("--bert_tf_root", default=ROOT, help="The checkout whose scripts run.")
     parser.add_argument("--bert_tf_flags", type=arguments.comma_list, default=[],

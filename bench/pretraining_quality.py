@@ -80,7 +80,7 @@ def parse_args(argv=None):
                         help="Seeds; every run is trained with each.")
     parser.add_argument("--runs", type=arguments.comma_list, default=["bert_tf", "hf"],
                         help="What to train (see the module docstring).")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="A Python with torch and transformers, for the peer.")
     parser.add_argument("--mixed_precision", default="float32",
                         choices=list(precision.PRECISIONS),

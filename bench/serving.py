@@ -235,7 +235,7 @@ def parse_args(argv=None):
                         help=f"bert_tf exports to serve: {', '.join(VARIANTS)}.")
     parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
                         help="Which implementations to run.")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch and transformers.")
     parser.add_argument("--work_dir", default=None,
                         help="Scratch folder; default: a temporary one.")

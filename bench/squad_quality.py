@@ -111,7 +111,7 @@ def parse_args(argv=None):
     parser.add_argument("--impls", type=arguments.comma_list, default=["bert_tf", "hf"],
                         help="Which implementations to run.")
     parser.add_argument("--work_dir", default="/tmp/squad_quality", help="Scratch folder.")
-    parser.add_argument("--hf_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--hf_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch and transformers.")
     parser.add_argument("--bert_tf_root", default=ROOT,
                         help="The bert_tf checkout whose run_squad.py runs.")

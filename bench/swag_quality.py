@@ -98,7 +98,7 @@ def parse_args(argv=None):
     parser.add_argument("--train_batch_size", type=int, default=16,
                         help="Questions per batch.")
     parser.add_argument("--num_train_epochs", type=float, default=3.0, help="Epochs.")
-    parser.add_argument("--torch_python", default="/tmp/hfvenv/bin/python",
+    parser.add_argument("--torch_python", default=arguments.HF_PYTHON,
                         help="Python of a venv with torch and transformers.")
     parser.add_argument("--work_dir", default="/tmp/swag_quality",
                         help="Output folders of the runs.")

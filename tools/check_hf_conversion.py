@@ -29,12 +29,12 @@ import numpy as np
 import tensorflow as tf
 from absl import app, flags
 
-from bench import minilm
+from bench import arguments, minilm
 from bert_tf import checkpoints, finetune
 from bert_tf.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 
-flags.DEFINE_string("hf_python", "/tmp/hfvenv/bin/python",
+flags.DEFINE_string("hf_python", arguments.HF_PYTHON,
                     "Python of a venv with torch and transformers.")
 FLAGS = flags.FLAGS
 
