@@ -61,6 +61,11 @@ flags.DEFINE_enum(
     "(the original's): steps = questions / train_batch_size x epochs, so a question cut "
     "into several windows has its windows seen fewer times. See docs/benchmarks.md for "
     "the measured difference.")
+flags.DEFINE_enum(
+    "doc_stride_means", "step", list(squad.DOC_STRIDE_MEANINGS),
+    "How --doc_stride places a long context's windows. step (the original's): windows start "
+    "doc_stride pieces apart. overlap (Hugging Face's): consecutive windows share doc_stride "
+    "pieces, so they start max_seq_length - question - 3 - doc_stride pieces apart.")
 script_flags.define_finetuning_script_flags(padding=False)
 # The shared definition's default is run_classifier's 128; SQuAD's is 384,
 # as in the original run_squad.py.
@@ -69,11 +74,15 @@ flags.adopt_module_key_flags(script_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
-@flags.multi_flags_validator(["max_seq_length", "max_query_length"])
+@flags.multi_flags_validator(["max_seq_length", "max_query_length", "doc_stride",
+                              "doc_stride_means"])
 def _check_window_lengths(values):
-    """Refuses windows without room for the context when the flags are parsed."""
+    """Refuses windows without room for the context, or that would not move
+    forward, when the flags are parsed."""
     try:
         squad.check_window_lengths(values["max_seq_length"], values["max_query_length"])
+        squad.check_doc_stride(values["max_seq_length"], values["max_query_length"],
+                               values["doc_stride"], values["doc_stride_means"])
     except ValueError as e:
         raise flags.ValidationError(str(e)) from None
     return True
@@ -90,10 +99,12 @@ def main(_):
     task = QuestionAnsweringTask(
         FLAGS.max_seq_length, FLAGS.version_2_with_negative, FLAGS.n_best_size,
         FLAGS.max_answer_length, files.do_lower_case, FLAGS.null_score_diff_threshold,
-        FLAGS.max_query_length, FLAGS.verbose_logging, FLAGS.doc_stride)
+        FLAGS.max_query_length, FLAGS.verbose_logging, FLAGS.doc_stride,
+        FLAGS.doc_stride_means)
     data = squad.SquadData(files.tokenizer(), FLAGS.max_seq_length, FLAGS.doc_stride,
                            FLAGS.max_query_length, FLAGS.version_2_with_negative,
-                           FLAGS.train_file, FLAGS.predict_file, FLAGS.epoch_unit)
+                           FLAGS.train_file, FLAGS.predict_file, FLAGS.epoch_unit,
+                           FLAGS.doc_stride_means)
     finetune.run(config, task, data, files, strategy)
 
 

@@ -290,7 +290,7 @@ def _long_contexts(seed):
 
 
 def _windows_answers(encoder, head, questions, contexts, max_seq_length, doc_stride,
-                     max_query_length, max_answer_length):
+                     doc_stride_means, max_query_length, max_answer_length):
     """Each question's best span as run_squad.py's windows give it, by brute force.
 
     Returns:
@@ -305,7 +305,8 @@ def _windows_answers(encoder, head, questions, contexts, max_seq_length, doc_str
                                    end_position=None, is_impossible=False, answers=[])
                 for i, (q, c) in enumerate(zip(questions, contexts, strict=True))]
     features, _ = squad.convert_examples_to_features(
-        examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training=False)
+        examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training=False,
+        doc_stride_means=doc_stride_means)
     inputs = {name: np.array([getattr(f, name) for f in features], np.int32)
               for name in ("input_ids", "input_mask", "segment_ids")}
     start_logits, end_logits = [t.numpy() for t in head(encoder(inputs)["sequence_output"])]
@@ -327,8 +328,9 @@ def _windows_answers(encoder, head, questions, contexts, max_seq_length, doc_str
     return [best[i] for i in range(len(examples))]
 
 
-@pytest.mark.parametrize("shapes", ["dynamic", "static"])
-def test_serving_answers_as_run_squads_windows_do(tiny_config, shapes):
+@pytest.mark.parametrize("shapes, doc_stride_means",
+                         [("dynamic", "step"), ("static", "step"), ("dynamic", "overlap")])
+def test_serving_answers_as_run_squads_windows_do(tiny_config, shapes, doc_stride_means):
     tf.keras.utils.set_random_seed(3)
     # Wide weights, so that spans score clearly apart.
     config = dataclasses.replace(tiny_config, vocab_size=len(tokenization.load_vocab(VOCAB)),
@@ -337,12 +339,13 @@ def test_serving_answers_as_run_squads_windows_do(tiny_config, shapes):
     questions, contexts = _long_contexts(seed=4)
     max_seq_length, doc_stride = 16, 5
     expected = _windows_answers(encoder, heads["squad"], questions, contexts, max_seq_length,
-                                doc_stride, max_query_length=4, max_answer_length=3)
+                                doc_stride, doc_stride_means, max_query_length=4,
+                                max_answer_length=3)
     for version_2 in (False, True):
         module = question_answering.QuestionAnsweringServingModule(
             encoder, heads["squad"], VOCAB, True, max_seq_length, max_query_length=4,
             max_answer_length=3, version_2_with_negative=version_2, doc_stride=doc_stride,
-            shapes=shapes)
+            doc_stride_means=doc_stride_means, shapes=shapes)
         out = module.answer(tf.constant(questions), tf.constant(contexts))
         for i, (text, score, null) in enumerate(expected):
             answers = not version_2 or null - score <= 0.0

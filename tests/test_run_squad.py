@@ -189,13 +189,21 @@ def test_bad_input_is_one_clear_line(checkpoint, tmp_path, case):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_window_without_room_for_the_context_is_refused_at_once(checkpoint, tmp_path):
+@pytest.mark.parametrize("flags, message", [
+    (["--max_seq_length=40"],
+     "--max_seq_length=40 must be greater than --max_query_length=64 + 3"),
+    # 128 - 64 - 3 = 61 context pieces cannot share 128 with the next window.
+    (["--max_seq_length=128", "--doc_stride_means=overlap"],
+     "--doc_stride=128 pieces of overlap leave no new piece in a window of 61 context "
+     "pieces"),
+])
+def test_windows_without_room_or_progress_are_refused_at_once(checkpoint, tmp_path, flags,
+                                                               message):
     result = run_script(f"--init_checkpoint={checkpoint}", f"--output_dir={tmp_path / 'out'}",
-                        "--do_predict", f"--predict_file={tmp_path / 'missing.json'}",
-                        "--max_seq_length=40")
+                        "--do_predict", f"--predict_file={tmp_path / 'missing.json'}", *flags)
     assert result.returncode != 0
-    assert ("run_squad.py: error: flags max_seq_length=40, max_query_length=64: "
-            "--max_seq_length=40 must be greater than --max_query_length=64 + 3") in result.stderr
+    assert "run_squad.py: error: flags max_seq_length=" in result.stderr
+    assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
 

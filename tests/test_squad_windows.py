@@ -47,6 +47,24 @@ def test_doc_spans(num_pieces, window, stride, expected):
     assert windows.make_doc_spans(num_pieces, window, stride) == expected
 
 
+@pytest.mark.parametrize("num_pieces, window, overlap, expected", [
+    # Windows of 5 sharing 2 pieces start 3 apart; the last reaches the end.
+    (12, 5, 2, [(0, 5), (3, 5), (6, 5), (9, 3)]),
+    (10, 4, 1, [(0, 4), (3, 4), (6, 4)]),
+    (3, 5, 2, [(0, 3)]),
+    (0, 4, 2, []),
+])
+def test_doc_spans_with_an_overlap(num_pieces, window, overlap, expected):
+    assert windows.make_doc_spans(num_pieces, window, overlap, "overlap") == expected
+
+
+def test_an_overlap_places_windows_as_hugging_face_tokenizers_do():
+    # A fast tokenizer's stride=128 with 237 context pieces a window: windows
+    # start 109 apart, each 237 long, until one reaches the end.
+    assert windows.make_doc_spans(400, 237, 128, "overlap") == [(0, 237), (109, 237),
+                                                               (218, 182)]
+
+
 def test_max_context_is_the_span_with_the_most_context_on_the_nearer_side():
     # The original's example: "the man went to the store and bought a gallon
     # of milk", spans of five words; "bought" (7) has min(4, 0) context in B
@@ -187,6 +205,15 @@ def test_settings_that_leave_no_room_or_never_advance_are_refused(tokenizer):
         windows.convert_examples_to_features([example], tokenizer, 67, 16, 64, False)
     with pytest.raises(ValueError, match="doc_stride"):
         windows.convert_examples_to_features([example], tokenizer, 68, 0, 64, False)
+    # 68 - 60 - 3 = 5 context pieces cannot share 5 with the next window.
+    with pytest.raises(ValueError, match="--doc_stride=5 pieces of overlap"):
+        windows.convert_examples_to_features([example], tokenizer, 68, 5, 60, False,
+                                             doc_stride_means="overlap")
+    assert windows.convert_examples_to_features([example], tokenizer, 68, 4, 60, False,
+                                                doc_stride_means="overlap")[0]
+    with pytest.raises(ValueError, match="doc_stride_means"):
+        windows.convert_examples_to_features([example], tokenizer, 68, 4, 60, False,
+                                             doc_stride_means="gap")
 
 
 def _read_records(path, max_seq_length, is_training):

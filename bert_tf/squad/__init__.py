@@ -32,7 +32,9 @@ from bert_tf.squad.postprocess import get_final_text, write_predictions
 from bert_tf.squad.reading import SquadDataError, SquadExample, read_squad_examples
 from bert_tf.squad.records import SquadData, SquadReferences, window_record
 from bert_tf.squad.windows import (
+    DOC_STRIDE_MEANINGS,
     InputFeatures,
+    check_doc_stride,
     check_is_max_context,
     check_window_lengths,
     convert_examples_to_features,
@@ -40,12 +42,14 @@ from bert_tf.squad.windows import (
 )
 
 __all__ = [
+    "DOC_STRIDE_MEANINGS",
     "InputFeatures",
     "SquadData",
     "SquadDataError",
     "SquadExample",
     "SquadReferences",
     "answerable_questions",
+    "check_doc_stride",
     "check_is_max_context",
     "check_window_lengths",
     "convert_examples_to_features",

@@ -91,7 +91,7 @@ class SquadData(finetune_data.FinetuneData):
 
     def __init__(self, tokenizer, max_seq_length, doc_stride, max_query_length,
                  version_2_with_negative=False, train_file=None, predict_file=None,
-                 epoch_unit="windows"):
+                 epoch_unit="windows", doc_stride_means="step"):
         """Describes the data; nothing is read before read().
 
         Args:
@@ -104,6 +104,9 @@ class SquadData(finetune_data.FinetuneData):
           predict_file: The SQuAD json to predict and score.
           epoch_unit: What an epoch counts: "windows" (Hugging Face's) or
             "questions" (the original's).
+          doc_stride_means: "step" (the original's: windows start doc_stride
+            pieces apart) or "overlap" (consecutive windows share doc_stride
+            pieces, as in Hugging Face).
         """
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
@@ -112,6 +115,7 @@ class SquadData(finetune_data.FinetuneData):
         self.version_2_with_negative = version_2_with_negative
         self.files = {"train": train_file, "eval": predict_file}
         self.epoch_unit = epoch_unit
+        self.doc_stride_means = doc_stride_means
         self.examples = {}
         self.windows = {}
         self.sizes = {}
@@ -154,7 +158,7 @@ class SquadData(finetune_data.FinetuneData):
         """The questions' windows; cut questions are logged."""
         windows, stats = convert_examples_to_features(
             examples, self.tokenizer, self.max_seq_length, self.doc_stride,
-            self.max_query_length, is_training)
+            self.max_query_length, is_training, doc_stride_means=self.doc_stride_means)
         if stats.get("truncated_questions"):
             logging.warning("%d questions are longer than --max_query_length=%d pieces and "
                             "were cut", stats["truncated_questions"], self.max_query_length)
@@ -195,6 +199,7 @@ class SquadData(finetune_data.FinetuneData):
         """The training file and how its contexts are cut into windows."""
         return {"train_data": run_dir.fingerprints([self.files["train"]]),
                 "max_seq_length": self.max_seq_length, "doc_stride": self.doc_stride,
+                "doc_stride_means": self.doc_stride_means,
                 "max_query_length": self.max_query_length}
 
     def references(self, split):

@@ -211,19 +211,71 @@ def _max_context_spans(doc_spans, num_pieces):
     return best_span
 
 
-def make_doc_spans(num_pieces, max_tokens_for_doc, doc_stride):
-    """Cuts a context of num_pieces pieces into the original's sliding windows.
+DOC_STRIDE_MEANINGS = ("step", "overlap")
+
+
+def check_doc_stride(max_seq_length, max_query_length, doc_stride, doc_stride_means):
+    """Checks that consecutive windows of a long context move forward.
+
+    Args:
+      max_seq_length: Pieces per window (--max_seq_length).
+      max_query_length: Question pieces kept (--max_query_length).
+      doc_stride: --doc_stride, in pieces.
+      doc_stride_means: One of DOC_STRIDE_MEANINGS (see window_step()).
+
+    Raises:
+      ValueError: naming the flags, for a stride below 1, an unknown
+        meaning, or an overlap as long as the context pieces of a window
+        with the longest question.
+    """
+    if doc_stride_means not in DOC_STRIDE_MEANINGS:
+        raise ValueError(f"--doc_stride_means={doc_stride_means} is not one of "
+                         f"{', '.join(DOC_STRIDE_MEANINGS)}")
+    if doc_stride < 1:
+        raise ValueError(f"--doc_stride={doc_stride} must be at least 1")
+    context_pieces = max_seq_length - max_query_length - 3
+    if doc_stride_means == "overlap" and doc_stride >= context_pieces:
+        raise ValueError(
+            f"--doc_stride={doc_stride} pieces of overlap leave no new piece in a window "
+            f"of {context_pieces} context pieces (--max_seq_length={max_seq_length} less "
+            f"--max_query_length={max_query_length} and 3): lower --doc_stride, raise "
+            "--max_seq_length, or set --doc_stride_means=step")
+
+
+def window_step(max_tokens_for_doc, doc_stride, doc_stride_means):
+    """How far a context's next window starts after the current one's start.
+
+    Args:
+      max_tokens_for_doc: The most context pieces a window holds.
+      doc_stride: --doc_stride, in pieces.
+      doc_stride_means: "step", the original's reading: windows start
+        doc_stride pieces apart; or "overlap", Hugging Face's (the `stride`
+        of its tokenizers): consecutive windows share doc_stride pieces.
+
+    Returns:
+      The step, in pieces (make_doc_spans caps it by the window's length).
+    """
+    if doc_stride_means == "step":
+        return doc_stride
+    return max_tokens_for_doc - doc_stride
+
+
+def make_doc_spans(num_pieces, max_tokens_for_doc, doc_stride, doc_stride_means="step"):
+    """Cuts a context of num_pieces pieces into sliding windows.
 
     Args:
       num_pieces: the context's word pieces.
       max_tokens_for_doc: the most pieces a window holds.
       doc_stride: pieces between the starts of consecutive windows (a
         shorter last window ends the context: the stride is capped by the
-        window's length).
+        window's length), or shared by consecutive windows (see
+        window_step()).
+      doc_stride_means: "step" (the original's) or "overlap".
 
     Returns:
       A list of DocSpan(start, length); empty for an empty context.
     """
+    step = window_step(max_tokens_for_doc, doc_stride, doc_stride_means)
     spans = []
     start = 0
     while start < num_pieces:
@@ -231,7 +283,7 @@ def make_doc_spans(num_pieces, max_tokens_for_doc, doc_stride):
         spans.append(DocSpan(start, length))
         if start + length == num_pieces:
             break
-        start += min(length, doc_stride)
+        start += min(length, step)
     return spans
 
 
@@ -267,7 +319,8 @@ def check_window_lengths(max_seq_length, max_query_length):
 
 
 def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride,
-                                 max_query_length, is_training, unique_id_start=1000000000):
+                                 max_query_length, is_training, unique_id_start=1000000000,
+                                 doc_stride_means="step"):
     """Converts examples to the windows the model reads, as the original does.
 
     Args:
@@ -278,6 +331,9 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
       max_query_length: question pieces kept; longer questions are truncated.
       is_training: whether to compute the answer positions.
       unique_id_start: the first window's unique_id; the next ones count up.
+      doc_stride_means: "step" (the original's: windows start doc_stride
+        pieces apart) or "overlap" (consecutive windows share doc_stride
+        pieces); see window_step().
 
     Returns:
       (features, stats): the list of InputFeatures, in example order, and a
@@ -289,11 +345,11 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
     Raises:
       ValueError: when max_seq_length leaves no room for context pieces after
         max_query_length question pieces and the three special tokens, or
-        doc_stride is not positive (the original would loop forever).
+        when check_doc_stride() refuses doc_stride (a stride below 1 would
+        loop forever in the original).
     """
     check_window_lengths(max_seq_length, max_query_length)
-    if doc_stride < 1:
-        raise ValueError(f"doc_stride must be positive, not {doc_stride}")
+    check_doc_stride(max_seq_length, max_query_length, doc_stride, doc_stride_means)
     tokenizations = _Tokenizations(tokenizer)
     cls_id, sep_id = tokenizer.convert_tokens_to_ids(["[CLS]", "[SEP]"])
     features = []
@@ -315,7 +371,7 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length, doc_stride
         prefix_ids = [cls_id, *tokenizer.convert_tokens_to_ids(query_tokens), sep_id]
         doc_offset = len(prefix_tokens)
         spans = make_doc_spans(len(context.pieces), max_seq_length - len(query_tokens) - 3,
-                               doc_stride)
+                               doc_stride, doc_stride_means)
         # Found once for all windows: the original asked check_is_max_context
         # for each piece of each window.
         best_span = _max_context_spans(spans, len(context.pieces))

@@ -39,7 +39,8 @@ class QuestionAnsweringTask(Task):
 
     def __init__(self, max_seq_length=384, version_2_with_negative=False, n_best_size=20,
                  max_answer_length=30, do_lower_case=True, null_score_diff_threshold=0.0,
-                 max_query_length=64, verbose_logging=False, doc_stride=128):
+                 max_query_length=64, verbose_logging=False, doc_stride=128,
+                 doc_stride_means="step"):
         """Describes the task.
 
         Args:
@@ -54,15 +55,19 @@ class QuestionAnsweringTask(Task):
           max_query_length: Question pieces kept (the exported model's).
           verbose_logging: Log why a predicted answer could not be mapped
             back onto the context.
-          doc_stride: Context pieces between the starts of the exported
-            model's consecutive windows (run_squad.py's --doc_stride).
+          doc_stride: How the exported model's windows of a long context
+            are placed (run_squad.py's --doc_stride), in context pieces.
+          doc_stride_means: "step": windows start doc_stride pieces apart;
+            "overlap": consecutive windows share doc_stride pieces.
 
         Raises:
-          ValueError: for lengths that leave no room for an answer.
+          ValueError: for lengths that leave no room for an answer, or
+            windows that would not move forward.
         """
         if max_answer_length < 1:
             raise ValueError(f"--max_answer_length={max_answer_length} must be at least 1")
         squad.check_window_lengths(max_seq_length, max_query_length)
+        squad.check_doc_stride(max_seq_length, max_query_length, doc_stride, doc_stride_means)
         self.max_seq_length = max_seq_length
         self.version_2_with_negative = version_2_with_negative
         self.n_best_size = n_best_size
@@ -72,6 +77,7 @@ class QuestionAnsweringTask(Task):
         self.max_query_length = max_query_length
         self.verbose_logging = verbose_logging
         self.doc_stride = doc_stride
+        self.doc_stride_means = doc_stride_means
 
     def hf_task_config(self):
         """BertForQuestionAnswering."""
@@ -216,7 +222,8 @@ class QuestionAnsweringTask(Task):
             max_query_length=self.max_query_length, max_answer_length=self.max_answer_length,
             version_2_with_negative=self.version_2_with_negative,
             null_score_diff_threshold=self.null_score_diff_threshold,
-            doc_stride=self.doc_stride, shapes=shapes, jit_compile=jit_compile)
+            doc_stride=self.doc_stride, doc_stride_means=self.doc_stride_means, shapes=shapes,
+            jit_compile=jit_compile)
         return module, {"serving_default": module.answer}
 
 
@@ -263,20 +270,25 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
             tf.where(found, tf.reduce_max(scores, axis=1), 0.0), found)
 
 
-def context_windows(question_length, context_length, max_seq_length, doc_stride):
-    """The original's sliding windows over each context, as run_squad.py cuts them.
+def context_windows(question_length, context_length, max_seq_length, doc_stride,
+                    doc_stride_means="step"):
+    """The sliding windows over each context, as run_squad.py cuts them.
 
     Each window holds the question and as many context pieces as then fit
     in max_seq_length; windows start doc_stride pieces apart (at most a
-    window's length), and the last one reaches the context's end. An empty
-    context gets one empty window.
+    window's length), or, when doc_stride_means is "overlap", that many
+    fewer than the window holds; the last one reaches the context's end.
+    An empty context gets one empty window.
 
     Args:
       question_length: int64 [batch], each question's pieces (already cut
         to max_query_length).
       context_length: int64 [batch], each context's pieces.
       max_seq_length: The windows' length, [CLS] and [SEP]s included.
-      doc_stride: Context pieces between consecutive windows' starts.
+      doc_stride: Context pieces between consecutive windows' starts, or
+        shared by consecutive windows.
+      doc_stride_means: "step" or "overlap"; an overlap is assumed shorter
+        than every window's context pieces (squad.check_doc_stride).
 
     Returns:
       (question, start, length): int64 [windows] each: the question (row of
@@ -285,7 +297,10 @@ def context_windows(question_length, context_length, max_seq_length, doc_stride)
     """
     # [batch]: the context pieces a window holds, and how far windows move.
     budget = max_seq_length - 3 - question_length
-    stride = tf.minimum(tf.constant(doc_stride, tf.int64), budget)
+    if doc_stride_means == "overlap":
+        stride = budget - doc_stride
+    else:
+        stride = tf.minimum(tf.constant(doc_stride, tf.int64), budget)
     # The k-th window ends the context when k * stride + budget reaches it.
     beyond_first = tf.maximum(context_length - budget, 0)
     num_windows = 1 + (beyond_first + stride - 1) // stride
@@ -340,13 +355,13 @@ def max_context_starts(window_question, window_start, window_length, context_off
 class QuestionAnsweringServingModule(tf.Module):
     """Answers questions about raw contexts, with the answer's character offsets.
 
-    Each context is read through the original's sliding windows, as
-    run_squad.py's --do_predict reads it: [CLS] question [SEP] context piece
-    [SEP], the question cut to max_query_length pieces, windows of as many
-    context pieces as fit in max_seq_length starting doc_stride pieces
-    apart, so a long context is read whole. A piece is scored only in the
-    window where it has the most context, and the answer is the best span
-    over all of a question's windows.
+    Each context is read through sliding windows, as run_squad.py's
+    --do_predict reads it: [CLS] question [SEP] context piece [SEP], the
+    question cut to max_query_length pieces, windows of as many context
+    pieces as fit in max_seq_length starting doc_stride pieces apart (or
+    sharing doc_stride pieces), so a long context is read whole. A piece is
+    scored only in the window where it has the most context, and the answer
+    is the best span over all of a question's windows.
 
     The context is split into words where basic tokenization splits it (on
     whitespace, with each punctuation mark a word of its own), each word into
@@ -369,8 +384,8 @@ class QuestionAnsweringServingModule(tf.Module):
 
     def __init__(self, encoder, head, vocab_file, do_lower_case, max_seq_length,
                  max_query_length=64, max_answer_length=30, version_2_with_negative=False,
-                 null_score_diff_threshold=0.0, doc_stride=128, shapes="dynamic",
-                 jit_compile=False):
+                 null_score_diff_threshold=0.0, doc_stride=128, doc_stride_means="step",
+                 shapes="dynamic", jit_compile=False):
         """Wraps a trained encoder and head.
 
         Args:
@@ -383,7 +398,9 @@ class QuestionAnsweringServingModule(tf.Module):
           max_answer_length: The longest answer, in pieces.
           version_2_with_negative: Whether the model may answer "no answer".
           null_score_diff_threshold: As QuestionAnsweringTask's.
-          doc_stride: Context pieces between the starts of windows.
+          doc_stride: Context pieces between the starts of windows, or
+            shared by consecutive windows.
+          doc_stride_means: "step" or "overlap", as in training.
           shapes: One of serving.SHAPES.
           jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
         """
@@ -404,6 +421,7 @@ class QuestionAnsweringServingModule(tf.Module):
         self.version_2_with_negative = version_2_with_negative
         self.null_score_diff_threshold = null_score_diff_threshold
         self.doc_stride = doc_stride
+        self.doc_stride_means = doc_stride_means
 
     def _logits(self, features):
         """Packed windows -> {"start_logits", "end_logits"} [windows, seq]."""
@@ -431,7 +449,7 @@ class QuestionAnsweringServingModule(tf.Module):
         # [windows] each
         window_question, window_start, window_length = context_windows(
             question_length, context_pieces.row_lengths(), self.max_seq_length,
-            self.doc_stride)
+            self.doc_stride, self.doc_stride_means)
         context_offset = context_pieces.row_starts()
         # [windows, (pieces)]: each window's context pieces; they fit beside
         # the question, so the packer cuts nothing.
