@@ -13,8 +13,9 @@ The original README's command lines run unchanged, e.g. SQuAD 1.1:
 and SQuAD 2.0 with --version_2_with_negative=True (and a tuned
 --null_score_diff_threshold). Each context is cut into windows of
 max_seq_length pieces ([CLS] question [SEP] part of the context [SEP]) that
-start doc_stride pieces apart; each question's answer is the best span over
-its windows, as the original chose it.
+start doc_stride pieces apart (or, with --doc_stride_means=overlap, share
+doc_stride pieces, as Hugging Face's tokenizers place them); each question's
+answer is the best span over its windows, as the original chose it.
 
 Outputs in output_dir: train.tf_record and eval.tf_record (the windows),
 predictions.json ({question id: answer text}), nbest_predictions.json (the
