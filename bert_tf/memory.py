@@ -1,4 +1,20 @@
-"""Hands the C heap's free pages back to the operating system while a step runs.
+"""Keeps a CPU run's memory down: the allocator TensorFlow uses, and free pages handed back.
+
+The allocator. On a CPU whose vector units multiply bfloat16 or int8
+(AVX512_VNNI, AVX512_BF16, AMX), TensorFlow turns its oneDNN kernels on,
+and with them its oneDNN CPU allocator: every allocation of 4 KB or more
+comes from a pool (TensorFlow's BFC allocator) that grows to the largest
+total ever in use and never shrinks, and that malloc_trim cannot reach.
+XLA's buffers then stay resident for the rest of the run: fine-tuning
+all-MiniLM-L6-v2 in float32 with XLA peaked about 1 GB higher on such a CPU
+than on one without these units (docs/benchmarks.md, "Peak memory of
+fine-tuning"). use_system_allocator() asks TensorFlow to take that memory
+from malloc instead, where it is freed and trimmed as below. TensorFlow
+reads the setting once, when it first allocates, so `bert_tf/__init__.py`
+calls it before any module imports TensorFlow; a value the user has set
+wins.
+
+The free pages.
 
 glibc's malloc keeps memory that the program frees, for the next request,
 and returns it to the system only from the top of each heap. XLA's compiler
@@ -18,7 +34,11 @@ reuse. On C libraries without malloc_trim (macOS, musl) nothing is done.
 
 import contextlib
 import ctypes
+import os
 import threading
+
+# TensorFlow's oneDNN switch between its pooled allocator and malloc.
+SYSTEM_ALLOCATOR_ENV = "TF_ONEDNN_USE_SYSTEM_ALLOCATOR"
 
 # The C library's malloc_trim, looked up once; None where there is none.
 try:
@@ -27,6 +47,18 @@ try:
     MALLOC_TRIM.restype = ctypes.c_int
 except (AttributeError, OSError):
     MALLOC_TRIM = None
+
+
+def use_system_allocator():
+    """Makes TensorFlow's oneDNN allocator take memory from malloc (see the module docstring).
+
+    Has an effect only before TensorFlow's first allocation, and only on CPUs
+    where TensorFlow turns oneDNN on; elsewhere the variable is not read.
+
+    Returns:
+      The variable's value now: "true", or what the user had set.
+    """
+    return os.environ.setdefault(SYSTEM_ALLOCATOR_ENV, "true")
 
 
 def release_free_memory():

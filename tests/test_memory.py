@@ -92,3 +92,17 @@ def test_fine_tuning_loads_no_tensorflow_text_until_it_exports():
              "assert 'tensorflow_text' not in sys.modules, 'loaded'; "
              "from bert_tf import text_ops; assert 'tensorflow_text' in sys.modules")
     subprocess.run([sys.executable, "-c", check], cwd=root, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("preset, expected", [(None, "true"), ("false", "false")])
+def test_importing_bert_tf_picks_the_system_allocator_unless_the_user_chose(preset, expected):
+    """TensorFlow reads the variable at its first allocation: bert_tf sets it before."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {k: v for k, v in os.environ.items() if k != memory.SYSTEM_ALLOCATOR_ENV}
+    if preset is not None:
+        env[memory.SYSTEM_ALLOCATOR_ENV] = preset
+    check = (f"import os, sys; import bert_tf; assert 'tensorflow' not in sys.modules; "
+             f"print(os.environ[{memory.SYSTEM_ALLOCATOR_ENV!r}])")
+    result = subprocess.run([sys.executable, "-c", check], cwd=root, env=env, check=True,
+                            capture_output=True, text=True)
+    assert result.stdout.strip() == expected
