@@ -18,11 +18,15 @@ import time
 
 import tensorflow as tf
 
-from bench import machine
+from bench import arguments, machine
 from bert_tf import precision
 
-# (M, K, N): the square reference, and BERT-Base's FFN up-projection at batch 8 x seq 128.
-SHAPES = {"sq2048": (2048, 2048, 2048), "ffn_b8": (1024, 768, 3072)}
+# (M, K, N): the square reference; BERT-Base's FFN up-projection at batch 8 x seq 128;
+# an L4 H512 model's FFN up and down projections at batch 16 x seq 128; BERT-Base's FFN
+# at batch 32 x seq 128.
+SHAPES = {"sq2048": (2048, 2048, 2048), "ffn_b8": (1024, 768, 3072),
+          "h512_ffn_up": (2048, 512, 2048), "h512_ffn_down": (2048, 2048, 512),
+          "ffn_b32": (4096, 768, 3072)}
 
 
 def rate(m, k, n, dtype, reps):
@@ -44,6 +48,8 @@ def parse_args(argv=None):
     """Parses the command line (argv, or sys.argv[1:] when None)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--shapes", type=arguments.comma_list, default=list(SHAPES),
+                        help="Comma-separated names of SHAPES to time; default: all.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     return parser.parse_args(argv)
 
@@ -52,8 +58,8 @@ def main(args):
     """Times every dtype and shape and prints their lines."""
     cpu_flags = precision.cpu_bfloat16_units()
     for dtype in (tf.float32, tf.bfloat16):
-        for shape, (m, k, n) in SHAPES.items():
-            median, best = rate(m, k, n, dtype, args.reps)
+        for shape in args.shapes:
+            median, best = rate(*SHAPES[shape], dtype, args.reps)
             # The version imported, even from a tensorflow-cpu or nightly wheel.
             machine.emit({"bench": "matmul_tf_dtype", "dtype": dtype.name, "shape": shape,
                           "gflops_per_s": round(median, 1), "best_gflops_per_s": round(best, 1),

@@ -19,7 +19,8 @@ bert_tf runs as a user runs it: --mixed_precision and --jit_compile are left at
 auto unless --bert_tf_flags says otherwise; the peers run in float32.
 
 Prints one JSON line per run (workload, impl, peak_rss_mb, wall_s, cpu_s, minor_faults, and where it
-ran), then one line per workload with bert_tf's peak over the peer's.
+ran; for bert_tf also its training examples/s and the TF_ONEDNN_USE_SYSTEM_ALLOCATOR it saw), then
+one line per workload with bert_tf's peak over the peer's.
 
 The peers run as `-m bench.peers.<name>` from this repository's root; the
 bert_tf scripts from --bert_tf_root, with it as their working folder.
@@ -31,6 +32,8 @@ Example, from the repository root:
 
 import argparse
 import os
+import re
+import statistics
 import subprocess
 import sys
 import time
@@ -220,6 +223,21 @@ def parse_args(argv=None):
     return parser.parse_args(argv)
 
 
+def bert_tf_speed_and_allocator(log_path):
+    """A bert_tf run's training speed, from its log, and the allocator it was given.
+
+    Returns:
+      {"train_examples_per_s": the median of the logged rates after the
+      first (which includes compiling), or None; "system_allocator": the
+      TF_ONEDNN_USE_SYSTEM_ALLOCATOR the run saw, None when it was unset,
+      which bert_tf then sets to true (bert_tf/memory.py)}.
+    """
+    with open(log_path, encoding="utf-8") as f:
+        rates = [float(m.group(1)) for m in re.finditer(r"([\d.]+) examples/s", f.read())][1:]
+    return {"train_examples_per_s": statistics.median(rates) if rates else None,
+            "system_allocator": os.environ.get("TF_ONEDNN_USE_SYSTEM_ALLOCATOR")}
+
+
 def main(args):
     """Runs every workload with every implementation and prints their lines."""
     os.makedirs(args.work_dir, exist_ok=True)
@@ -240,6 +258,8 @@ def main(args):
                     "settings": settings,
                     "bert_tf_flags": args.bert_tf_flags if impl == "bert_tf" else None,
                     **where}
+            if impl == "bert_tf":
+                line.update(bert_tf_speed_and_allocator(os.path.join(scratch, "log.txt")))
             lines.append(line)
             machine.emit(line, args.out)
     peaks = {(line["workload"], line["impl"]): line["peak_rss_mb"] for line in lines}

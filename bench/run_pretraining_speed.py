@@ -3,7 +3,8 @@
 Writes pretraining TFRecords from a corpus with create_pretraining_data.py,
 then runs run_pretraining.py from random weights at BERT-Base (L12 H768,
 batch 8) and BERT-Tiny (L2 H128, batch 32) scale, seq 128, 20 predictions,
-as the bench-peers harness measures its models, once per --mixed_precision
+as the bench-peers harness measures its models (and an L4 H512 model at
+batch 16), once per --mixed_precision
 and --jit_compile value (by default float32 and auto: what auto picks on
 this machine against float32; the precision and XLA choice that the script
 logs are reported). The script logs examples/s once per
@@ -12,11 +13,19 @@ is left out and the median of the others is reported. This
 is the whole step as users run it: input pipeline, forward, MLM + NSP loss,
 backward, the all-reduce, clipping and bert_tf's AdamW.
 
+With --matmul, bench/matmul_bfloat16.py then times TensorFlow's matmuls in
+both precisions in the same run, and a summary line per model sets the
+training speedup of bfloat16 (auto, where it picks bfloat16) over float32
+beside the matmul speedup: the share of the hardware's bfloat16 gain that
+training gets.
+
 Prints one JSON line per run, with where it ran (machine.describe()); --out
 appends them to a file too.
 
 Example, from the repository root:
   .venv/bin/python -m bench.run_pretraining_speed \\
+      --corpus=../shared/data/corpus/gutenberg_11books.txt
+  .venv/bin/python -m bench.run_pretraining_speed --models=l4h512 --matmul \
       --corpus=../shared/data/corpus/gutenberg_11books.txt
 """
 
@@ -38,6 +47,8 @@ MODELS = {
               "intermediate_size": 3072}, 8, 5),
     "tiny": ({"hidden_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
               "intermediate_size": 512}, 32, 20),
+    "l4h512": ({"hidden_size": 512, "num_hidden_layers": 4, "num_attention_heads": 8,
+                "intermediate_size": 2048}, 16, 10),
 }
 STEP_LINE = re.compile(r"step (\d+)/\d+ .* ([\d.]+) examples/s")
 POLICY_LINE = re.compile(r"Precision policy: (\S+)")
@@ -60,6 +71,10 @@ def parse_args(argv=None):
                         help="run_pretraining.py's --mixed_precision values to run.")
     parser.add_argument("--jit_compile", type=arguments.comma_list, default=["auto"],
                         help="run_pretraining.py's --jit_compile values to run.")
+    arguments.add_boolean(parser, "matmul", False,
+                          "Also time TensorFlow's float32 and bfloat16 matmuls "
+                          "(bench/matmul_bfloat16.py) and report the training speedup "
+                          "against theirs.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     return parser.parse_args(argv)
 
@@ -73,6 +88,20 @@ def _script(name, *flag_args):
     return result.stderr
 
 
+def matmul_speedups(out):
+    """bench/matmul_bfloat16.py's lines, and each shape's bfloat16 / float32 rate."""
+    result = subprocess.run([sys.executable, "-m", "bench.matmul_bfloat16", "--reps=20"],
+                            cwd=ROOT, capture_output=True, text=True, check=False)
+    if result.returncode:
+        raise RuntimeError(f"bench.matmul_bfloat16 failed:\n{result.stderr[-3000:]}")
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    rates = {(line["shape"], line["dtype"]): line["gflops_per_s"] for line in lines}
+    for line in lines:
+        machine.emit(line, out)
+    return {shape: round(rates[shape, "bfloat16"] / rates[shape, "float32"], 2)
+            for shape, dtype in rates if dtype == "float32"}
+
+
 def main(args):
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="bench_run_pretraining_")
     vocab = args.vocab_file or minilm.vocab_file()
@@ -83,6 +112,8 @@ def main(args):
                 "--max_predictions_per_seq=20", "--dupe_factor=1")
     with open(vocab, encoding="utf-8") as f:
         vocab_size = sum(1 for _ in f)
+    # model -> policy -> seq/s of the first --jit_compile value, for the summary.
+    speeds = {}
     for name in args.models:
         config, batch, steps_per_loop = MODELS[name]
         config_file = os.path.join(work_dir, f"{name}_config.json")
@@ -104,16 +135,31 @@ def main(args):
                     f"--iterations_per_loop={steps_per_loop}",
                     f"--save_checkpoints_steps={steps}", "--learning_rate=1e-4",
                     f"--mixed_precision={precision}", f"--jit_compile={jit_compile}")
-                speeds = [float(m.group(2)) for m in STEP_LINE.finditer(log)][1:]
+                loop_speeds = [float(m.group(2)) for m in STEP_LINE.finditer(log)][1:]
+                policy = POLICY_LINE.search(log).group(1)
+                speed = statistics.median(loop_speeds)
+                speeds.setdefault(name, {}).setdefault(policy, speed)
                 machine.emit({
                     "bench": "run_pretraining", "model": name, "batch": batch, "seq_len": 128,
                     "mixed_precision": precision, "jit_compile": jit_compile,
-                    "policy": POLICY_LINE.search(log).group(1),
-                    "xla": XLA_LINE.search(log).group(1),
-                    "steps_per_loop": steps_per_loop, "loops_timed": len(speeds),
-                    "train_seq_per_s": round(statistics.median(speeds), 3),
-                    "per_loop_seq_per_s": [round(s, 2) for s in speeds],
+                    "policy": policy, "xla": XLA_LINE.search(log).group(1),
+                    "steps_per_loop": steps_per_loop, "loops_timed": len(loop_speeds),
+                    "train_seq_per_s": round(speed, 3),
+                    "per_loop_seq_per_s": [round(s, 2) for s in loop_speeds],
                     **machine.describe()}, args.out)
+    if not args.matmul:
+        return
+    matmul = matmul_speedups(args.out)
+    median_matmul = statistics.median(matmul.values())
+    for name, by_policy in speeds.items():
+        if {"float32", "mixed_bfloat16"} <= by_policy.keys():
+            speedup = by_policy["mixed_bfloat16"] / by_policy["float32"]
+            machine.emit({
+                "bench": "run_pretraining_bfloat16_share", "model": name,
+                "train_speedup": round(speedup, 3), "matmul_speedup_by_shape": matmul,
+                "matmul_speedup_median": median_matmul,
+                "share_of_matmul_speedup": round(speedup / median_matmul, 3),
+                **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":
