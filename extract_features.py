@@ -70,7 +70,7 @@ def main(argv):
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # No seed: extraction draws nothing at random.
     strategy = run_setup.prepare(None, script_flags.tpu_config(FLAGS),
-                                FLAGS.inference_precision)
+                                FLAGS.inference_precision, script_flags.jit_compile(FLAGS))
     # ExtractionError (a ValueError) names the flag, or the file and line:
     # cli.run prints it as one line.
     files = feature_extraction.model_files(

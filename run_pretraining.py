@@ -150,7 +150,7 @@ def main(argv):
     if not FLAGS.bert_config_file and not FLAGS.init_checkpoint:
         raise app.UsageError("give --bert_config_file, or an --init_checkpoint that has one")
     strategy = run_setup.prepare(FLAGS.seed, script_flags.tpu_config(FLAGS),
-                                FLAGS.mixed_precision)
+                                FLAGS.mixed_precision, script_flags.jit_compile(FLAGS))
     # ConfigError, CheckpointError: they name the file or the flag.
     config = checkpoints.find_config(FLAGS.init_checkpoint, FLAGS.bert_config_file)
     config.check_max_seq_length(FLAGS.max_seq_length)

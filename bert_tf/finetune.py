@@ -340,7 +340,8 @@ def setup(config):
     Raises:
       FinetuneError: for batch sizes that do not split, or varying shapes on TPU.
     """
-    strategy = run_setup.prepare(config.seed, config.tpu, config.mixed_precision)
+    strategy = run_setup.prepare(config.seed, config.tpu, config.mixed_precision,
+                                config.jit_compile)
     if config.dynamic_padding and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")

@@ -5,14 +5,17 @@ The allocator. On a CPU whose vector units multiply bfloat16 or int8
 and with them its oneDNN CPU allocator: every allocation of 4 KB or more
 comes from a pool (TensorFlow's BFC allocator) that grows to the largest
 total ever in use and never shrinks, and that malloc_trim cannot reach.
-XLA's buffers then stay resident for the rest of the run: fine-tuning
-all-MiniLM-L6-v2 in float32 with XLA peaked about 1 GB higher on such a CPU
-than on one without these units (docs/benchmarks.md, "Peak memory of
-fine-tuning"). use_system_allocator() asks TensorFlow to take that memory
-from malloc instead, where it is freed and trimmed as below. TensorFlow
-reads the setting once, when it first allocates, so `bert_tf/__init__.py`
-calls it before any module imports TensorFlow; a value the user has set
-wins.
+For TensorFlow's own kernels the pool is the better choice: they allocate
+and free many tensors per step, which the pool reuses without a page fault.
+An XLA-compiled step instead takes one large temporary buffer per program,
+and the pool keeps every one it ever held: fine-tuning all-MiniLM-L6-v2 in
+float32 with XLA peaked at 8.2 GB on SQuAD with the pool and 4.9 GB with
+malloc (docs/benchmarks.md, "Peak memory of fine-tuning"). So when XLA
+compiles the steps on a CPU, use_system_allocator() asks TensorFlow to take
+its memory from malloc, where it is freed and trimmed as below. TensorFlow
+reads the setting once, at its first allocation: run_setup.prepare() calls
+it after choosing the precision and before anything allocates. A value the
+user has set wins.
 
 The free pages.
 

@@ -1,7 +1,8 @@
 """What a training run is set up with, before any model is built.
 
 - prepare(): seeds the random generators, picks the strategy (TPU, GPUs, or
-  the default) and sets the precision policy, in the order TensorFlow needs.
+  the default), sets the precision policy and, on a CPU, the allocator that
+  suits the steps (memory.py), in the order TensorFlow needs.
   Fine-tuning (finetune.setup), run_pretraining.py and extract_features.py
   all start here.
 - validate_batch_sizes(): the batch sizes against the strategy's replicas.
@@ -19,7 +20,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from bert_tf import precision
+from bert_tf import memory, precision, xla
 
 keras = tf.keras
 
@@ -52,17 +53,21 @@ def set_random_seed(seed):
         keras.utils.set_random_seed(seed)
 
 
-def prepare(seed, tpu, mixed_precision):
-    """What every script does before it builds a model: seed, strategy, precision.
+def prepare(seed, tpu, mixed_precision, jit_compile=None):
+    """What every script does before it builds a model: seed, strategy, precision, allocator.
 
     The strategy comes before anything else touches TensorFlow's devices:
     MultiWorkerMirroredStrategy cannot be set up once TensorFlow has started.
-    The precision policy comes after it, because "auto" depends on the device.
+    The precision policy comes after it, because "auto" depends on the device,
+    and the CPU allocator after that, because it depends on whether XLA
+    compiles the steps (memory.py), and before the first tensor is allocated.
 
     Args:
       seed: set_random_seed()'s seed, or None.
       tpu: A distribution.TpuConfig.
       mixed_precision: One of precision.PRECISIONS.
+      jit_compile: True, False or None (auto), as the run's steps will be
+        compiled (xla.resolve_jit_compile).
 
     Returns:
       The tf.distribute.Strategy; models and optimizers go in its scope().
@@ -70,6 +75,8 @@ def prepare(seed, tpu, mixed_precision):
     set_random_seed(seed)
     strategy = tpu.resolve_strategy()
     precision.set_precision_policy(mixed_precision, strategy)
+    if xla.runs_on_cpu(strategy) and xla.resolve_jit_compile(jit_compile, strategy):
+        memory.use_system_allocator()
     return strategy
 
 

@@ -30,6 +30,11 @@ def resolve_jit_compile(jit_compile, strategy):
     """
     if jit_compile is not None:
         return jit_compile
-    on_cpu = not (isinstance(strategy, tf.distribute.TPUStrategy)
-                  or tf.config.list_logical_devices("GPU"))
-    return not (on_cpu and keras.mixed_precision.global_policy().name == "mixed_bfloat16")
+    return not (runs_on_cpu(strategy)
+                and keras.mixed_precision.global_policy().name == "mixed_bfloat16")
+
+
+def runs_on_cpu(strategy):
+    """Whether the strategy's replicas are CPUs (no TPU, no GPU)."""
+    return not (isinstance(strategy, tf.distribute.TPUStrategy)
+                or tf.config.list_logical_devices("GPU"))

@@ -94,15 +94,22 @@ def test_fine_tuning_loads_no_tensorflow_text_until_it_exports():
     subprocess.run([sys.executable, "-c", check], cwd=root, check=True, capture_output=True)
 
 
-@pytest.mark.parametrize("preset, expected", [(None, "true"), ("false", "false")])
-def test_importing_bert_tf_picks_the_system_allocator_unless_the_user_chose(preset, expected):
-    """TensorFlow reads the variable at its first allocation: bert_tf sets it before."""
+@pytest.mark.parametrize("mixed_precision, jit_compile, preset, expected", [
+    ("float32", None, None, "true"),       # XLA (auto, float32): malloc
+    ("float32", False, None, None),        # TensorFlow's kernels: the pool
+    ("bfloat16", None, None, None),        # auto: no XLA under bfloat16 on a CPU
+    ("float32", None, "false", "false"),   # the user's choice wins
+])
+def test_prepare_picks_the_allocator_from_the_xla_choice(mixed_precision, jit_compile, preset,
+                                                         expected):
+    """TensorFlow reads the variable at its first allocation: prepare() sets it before."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = {k: v for k, v in os.environ.items() if k != memory.SYSTEM_ALLOCATOR_ENV}
     if preset is not None:
         env[memory.SYSTEM_ALLOCATOR_ENV] = preset
-    check = (f"import os, sys; import bert_tf; assert 'tensorflow' not in sys.modules; "
-             f"print(os.environ[{memory.SYSTEM_ALLOCATOR_ENV!r}])")
+    check = ("import os; from bert_tf import distribution, run_setup; "
+             f"run_setup.prepare(None, distribution.TpuConfig(), {mixed_precision!r}, "
+             f"{jit_compile!r}); print(os.environ.get({memory.SYSTEM_ALLOCATOR_ENV!r}))")
     result = subprocess.run([sys.executable, "-c", check], cwd=root, env=env, check=True,
                             capture_output=True, text=True)
-    assert result.stdout.strip() == expected
+    assert result.stdout.strip().splitlines()[-1] == str(expected)
