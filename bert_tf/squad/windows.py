@@ -5,8 +5,10 @@ example becomes one or more windows `[CLS] question [SEP] context span [SEP]`:
 the question keeps its first max_query_length word pieces, and a context
 longer than what is left of max_seq_length is covered by spans
 `max_seq_length - len(question) - 3` pieces long whose starts are doc_stride
-apart. A piece in several spans is scored only in its "max context" span,
-the one where it has the most pieces on its nearer side (check_is_max_context).
+apart (or, with doc_stride_means="overlap", that share doc_stride pieces, as
+Hugging Face's tokenizers place them). A piece in several spans is scored
+only in its "max context" span, the one where it has the most pieces on its
+nearer side (check_is_max_context).
 
 In training, a window holds the answer's first and last piece positions; a
 window that does not contain the whole answer, and every window of an
