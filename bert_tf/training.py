@@ -114,10 +114,11 @@ class Trainer:
         self.training_checkpoints = TrainingCheckpoints(
             strategy, config.output_dir, config.keep_checkpoint_max, self.encoder,
             self.heads, self.optimizer)
-        # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled and
-        # every input checked for static shapes, as a TPU needs.
+        # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled
+        # (xla.resolve_jit_compile) and every input checked for static shapes,
+        # as a TPU needs.
         self.tpu_rules = tpu_rules.enforced(strategy)
-        jit_compile = self.tpu_rules or xla.resolve_jit_compile(config.jit_compile, strategy)
+        jit_compile = xla.resolve_jit_compile(config.jit_compile, strategy)
         logging.info("XLA for the train, eval and predict steps: %s%s",
                      "on" if jit_compile else "off",
                      " (the TPU's rules)" if self.tpu_rules

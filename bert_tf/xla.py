@@ -2,6 +2,8 @@
 
 import tensorflow as tf
 
+from bert_tf import tpu_rules
+
 keras = tf.keras
 
 # --jit_compile's values.
@@ -14,7 +16,12 @@ def parse_jit_compile(value):
 
 
 def resolve_jit_compile(jit_compile, strategy):
-    """Whether the train step is compiled with XLA.
+    """Whether the train, eval and predict steps are compiled with XLA.
+
+    Under the TPU's rules (tpu_rules.py) every step is compiled, whatever
+    jit_compile says: a TPU runs nothing else. This is the one place the
+    choice is made; the Trainer, the feature extractor and the CPU allocator
+    (run_setup.prepare) all follow it.
 
     Args:
       jit_compile: True, False, or None for auto: XLA, except on a CPU under
@@ -28,6 +35,8 @@ def resolve_jit_compile(jit_compile, strategy):
     Returns:
       A bool.
     """
+    if tpu_rules.enforced(strategy):
+        return True
     if jit_compile is not None:
         return jit_compile
     return not (runs_on_cpu(strategy)

@@ -16,6 +16,7 @@ from bert_tf import (
     progress,
     run_dir,
     run_setup,
+    tpu_rules,
     training,
     xla,
 )
@@ -383,6 +384,18 @@ def test_auto_xla_is_off_only_for_bfloat16_on_a_cpu():
     try:
         assert xla.resolve_jit_compile(None, strategy) is False
         assert xla.resolve_jit_compile(True, strategy) is True
+    finally:
+        tf.keras.mixed_precision.set_global_policy("float32")
+
+
+def test_the_tpu_rules_compile_every_step_whatever_jit_compile_says(monkeypatch):
+    strategy = tf.distribute.get_strategy()
+    assert xla.resolve_jit_compile(False, strategy) is False
+    monkeypatch.setenv(tpu_rules.ENV, "1")
+    assert xla.resolve_jit_compile(False, strategy) is True
+    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    try:
+        assert xla.resolve_jit_compile(None, strategy) is True
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
 

@@ -61,8 +61,7 @@ class LayerExtractor:
         self._pooling = pooling
         self._strategy = strategy or tf.distribute.get_strategy()
         self._tpu_rules = tpu_rules.enforced(self._strategy)
-        jit_compile = self._tpu_rules or xla.resolve_jit_compile(jit_compile,
-                                                                      self._strategy)
+        jit_compile = xla.resolve_jit_compile(jit_compile, self._strategy)
         self._replica_forward = tf.function(self._forward, jit_compile=jit_compile)
         logging.info("XLA for the forward pass: %s%s", "on" if jit_compile else "off",
                      " (the TPU's rules)" if self._tpu_rules else "")
