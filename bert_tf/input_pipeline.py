@@ -205,7 +205,7 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
         dataset = mask_batches(
             dataset, dynamic_masking, max_predictions_per_seq, seed,
             input_context.input_pipeline_id if input_context else 0)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset)
 
 
 def finetuning_dataset(input_patterns, batch_size, is_training, features, input_context=None,
@@ -260,7 +260,35 @@ def finetuning_dataset(input_patterns, batch_size, is_training, features, input_
         names = tuple(f.name for f in features if f.length == seq_length)
         dataset = dataset.map(lambda batch: trim_padding(batch, trim_to_multiple_of, names),
                               num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset)
+
+
+# Batches each pipeline keeps ready ahead of the step (prefetched).
+PREFETCH_BATCHES = 2
+
+
+def prefetched(dataset):
+    """The last stage of every bert_tf input: batches prefetched, tf.data's autotuning off.
+
+    tf.data's autotuning runs in a thread that sleeps up to a minute between
+    rounds, and deleting an iterator waits for that sleep to end (TensorFlow
+    2.20 and 2.21): the training iterator of a run of a few minutes held the
+    process for 30 to 60 seconds after its last output was written, and each
+    long prediction's iterator did the same. bert_tf's input stages are cheap
+    beside a training or prediction step, so fixed settings lose nothing:
+    parallel maps keep the parallelism autotuning starts from (the threads of
+    tf.data's pool, at most 16), and PREFETCH_BATCHES batches wait ready.
+
+    Args:
+      dataset: A tf.data.Dataset of batches.
+
+    Returns:
+      The dataset, prefetching, with autotuning turned off for the whole
+      pipeline.
+    """
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.prefetch(PREFETCH_BATCHES).with_options(options)
 
 
 def _group_by_length(records, features, batch_size, group_batches, seed):

@@ -95,6 +95,24 @@ def test_batches_have_a_fixed_size():
     assert [len(b["input_ids"]) for b in dataset] == [5] * 5
 
 
+@pytest.mark.parametrize("is_training", [True, False])
+def test_no_pipeline_starts_tf_data_autotuning(is_training):
+    """Deleting an autotuned iterator waits out its tuning thread's sleep: up to a minute."""
+    features = pretraining_features(SEQ, PREDICTIONS)
+    datasets = [
+        input_pipeline.pretraining_dataset(
+            ORIGINAL_RECORDS, batch_size=5, max_seq_length=SEQ,
+            max_predictions_per_seq=PREDICTIONS, is_training=is_training),
+        input_pipeline.finetuning_dataset(ORIGINAL_RECORDS, 5, is_training, features),
+        input_pipeline.finetuning_dataset(ORIGINAL_RECORDS, 5, is_training, features,
+                                          trim_to_multiple_of=16,
+                                          length_group_batches=2 if is_training else None),
+    ]
+    for dataset in datasets:
+        assert dataset.options().autotune.enabled is False
+        assert len(next(iter(dataset))["input_ids"]) == 5
+
+
 def test_evaluation_reads_each_file_once_in_order(our_files):
     directory = os.path.dirname(our_files[0])
     dataset = input_pipeline.pretraining_dataset(
