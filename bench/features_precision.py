@@ -123,7 +123,7 @@ def main(args):
                 "sentences_per_s": round((len(sentences) - args.lines)
                                          / (long_seconds - short_seconds), 1),
                 "timed_sentences": len(sentences),
-                "cpu_bfloat16_units": precision.cpu_bfloat16_units(),
+                "auto_prefers_bfloat16": list(precision.cpu_prefers_bfloat16()),
                 **machine.describe()}, args.out)
 
 

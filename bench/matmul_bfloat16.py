@@ -56,14 +56,15 @@ def parse_args(argv=None):
 
 def main(args):
     """Times every dtype and shape and prints their lines."""
-    cpu_flags = precision.cpu_bfloat16_units()
+    # What --mixed_precision=auto makes of this CPU, beside the timings that test it.
+    prefers_bfloat16 = list(precision.cpu_prefers_bfloat16())
     for dtype in (tf.float32, tf.bfloat16):
         for shape in args.shapes:
             median, best = rate(*SHAPES[shape], dtype, args.reps)
             # The version imported, even from a tensorflow-cpu or nightly wheel.
             machine.emit({"bench": "matmul_tf_dtype", "dtype": dtype.name, "shape": shape,
                           "gflops_per_s": round(median, 1), "best_gflops_per_s": round(best, 1),
-                          "cpu_bf16_flags": cpu_flags, **machine.describe(),
+                          "auto_prefers_bfloat16": prefers_bfloat16, **machine.describe(),
                           "tensorflow": tf.__version__}, args.out)
 
 

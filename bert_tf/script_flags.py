@@ -139,8 +139,9 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_enum(
         "mixed_precision", FINETUNE.mixed_precision, list(precision.PRECISIONS),
         "Training's precision. auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a "
-        "CPU, bfloat16 where it multiplies bfloat16 natively (amx_bf16 or avx512_bf16 in "
-        f"/proc/cpuinfo; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
+        "CPU, bfloat16 where it multiplies bfloat16 faster than float32 (amx_bf16 in "
+        "/proc/cpuinfo, or avx512_bf16 on AMD; not avx512_bf16 alone on Intel, where float32 "
+        f"is faster; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
         "float32.", **fv)
     define_inference_precision_flag(flag_values)
     flags.DEFINE_integer("keep_checkpoint_max", TRAINING.keep_checkpoint_max,
