@@ -20,6 +20,7 @@ Example, from the repository root:
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
@@ -30,7 +31,7 @@ import time
 import numpy as np
 
 from bench import arguments, machine, minilm
-from bert_tf import precision
+from bert_tf import cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -123,7 +124,7 @@ def main(args):
                 "sentences_per_s": round((len(sentences) - args.lines)
                                          / (long_seconds - short_seconds), 1),
                 "timed_sentences": len(sentences),
-                "auto_prefers_bfloat16": list(precision.cpu_prefers_bfloat16()),
+                "cpu_kind": dataclasses.asdict(cpu.this_cpu()),
                 **machine.describe()}, args.out)
 
 

@@ -13,13 +13,14 @@ them to a file too.
 """
 
 import argparse
+import dataclasses
 import statistics
 import time
 
 import tensorflow as tf
 
 from bench import arguments, machine
-from bert_tf import precision
+from bert_tf import cpu
 
 # (M, K, N): the square reference; BERT-Base's FFN up-projection at batch 8 x seq 128;
 # an L4 H512 model's FFN up and down projections at batch 16 x seq 128; BERT-Base's FFN
@@ -57,14 +58,14 @@ def parse_args(argv=None):
 def main(args):
     """Times every dtype and shape and prints their lines."""
     # What --mixed_precision=auto makes of this CPU, beside the timings that test it.
-    prefers_bfloat16 = list(precision.cpu_prefers_bfloat16())
+    kind = dataclasses.asdict(cpu.this_cpu())
     for dtype in (tf.float32, tf.bfloat16):
         for shape in args.shapes:
             median, best = rate(*SHAPES[shape], dtype, args.reps)
             # The version imported, even from a tensorflow-cpu or nightly wheel.
             machine.emit({"bench": "matmul_tf_dtype", "dtype": dtype.name, "shape": shape,
                           "gflops_per_s": round(median, 1), "best_gflops_per_s": round(best, 1),
-                          "auto_prefers_bfloat16": prefers_bfloat16, **machine.describe(),
+                          "cpu_kind": kind, **machine.describe(),
                           "tensorflow": tf.__version__}, args.out)
 
 

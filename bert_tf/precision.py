@@ -3,7 +3,7 @@
 Training picks the fastest correct precision for the device
 (--mixed_precision=auto): bfloat16 on a TPU, float16 with loss scaling on a
 GPU, bfloat16 on a CPU whose bfloat16 units outrun its float32 ones
-(bfloat16_outruns_float32), else float32. What a run
+(cpu.py), else float32. What a run
 hands to a user (extract_features.py's features, --do_eval and --do_predict
 outputs, exported SavedModels) is computed in float32 by default, whatever the
 device: those numbers are the product, and in bfloat16 they differ from
@@ -16,69 +16,19 @@ Weights are float32 under every policy: a model trained in bfloat16 computes
 in float32 from the same weights (with_policy).
 """
 
-import os
-
 import tensorflow as tf
 from absl import logging
 
+from bert_tf import cpu
 from bert_tf.modeling import BertModel
 
 keras = tf.keras
 
 PRECISIONS = ("auto", "float32", "bfloat16", "float16")
-# Set to "1" or "0" to override the detection of fast bfloat16 units.
-CPU_BFLOAT16_ENV = "BERT_TF_CPU_BFLOAT16"
 # --inference_precision's choices and the Keras policy each names; as_trained
 # keeps the training's policy.
 INFERENCE_PRECISIONS = {"float32": "float32", "bfloat16": "mixed_bfloat16",
                         "float16": "mixed_float16", "as_trained": None}
-
-
-def bfloat16_outruns_float32(cpuinfo):
-    """Whether TensorFlow's bfloat16 matmuls outrun its float32 ones on a CPU.
-
-    TensorFlow's oneDNN kernels multiply bfloat16 with Intel AMX, or with
-    AVX512-BF16 dot products. AMX runs them several times faster than float32.
-    AVX512-BF16 alone does on AMD's cores (1.9-2.0x float32's rate measured on
-    an EPYC), but not on Intel's, whose float32 FMAs already fill the same
-    ports: 0.55x on a Xeon whose AMX its hypervisor hides (docs/benchmarks.md,
-    "bfloat16 on a CPU"). Elsewhere bfloat16 is emulated, slower still.
-
-    Args:
-      cpuinfo: The text of /proc/cpuinfo.
-
-    Returns:
-      (outruns, why): a bool, and the CPU's part in it for the log, such as
-      "amx_bf16" or "avx512_bf16 on an Intel CPU without AMX".
-    """
-    words = set(cpuinfo.split())
-    if "amx_bf16" in words:
-        return True, "amx_bf16"
-    if "avx512_bf16" not in words:
-        return False, "no amx_bf16 or avx512_bf16"
-    if "AuthenticAMD" in words:
-        return True, "avx512_bf16 on an AMD CPU"
-    return False, "avx512_bf16 on an Intel CPU without AMX"
-
-
-def cpu_prefers_bfloat16():
-    """Whether this machine's CPU trains faster in bfloat16, and why, for the log.
-
-    Reads /proc/cpuinfo (bfloat16_outruns_float32). The environment
-    variable BERT_TF_CPU_BFLOAT16 overrides it: "1" claims fast units, "0"
-    denies them (to test either branch anywhere).
-
-    Returns:
-      (outruns, why), as bfloat16_outruns_float32 returns them.
-    """
-    override = os.environ.get(CPU_BFLOAT16_ENV)
-    if override is not None:
-        return override == "1", f"{CPU_BFLOAT16_ENV}={override}"
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            return bfloat16_outruns_float32(f.read())
-    except OSError:
-        return False, "no /proc/cpuinfo"
 
 
 def set_precision_policy(mixed_precision, strategy):
@@ -87,7 +37,7 @@ def set_precision_policy(mixed_precision, strategy):
     Args:
       mixed_precision: One of PRECISIONS. "auto" picks bfloat16 on TPU,
         float16 (with loss scaling) on GPU, and on a CPU bfloat16 where its
-        bfloat16 units outrun float32 (cpu_prefers_bfloat16), else float32.
+        bfloat16 units outrun float32 (cpu.this_cpu()), else float32.
       strategy: The strategy the model will run under.
 
     Returns:
@@ -102,13 +52,14 @@ def set_precision_policy(mixed_precision, strategy):
         elif tf.config.list_logical_devices("GPU"):
             mixed_precision, reason = "float16", "auto: a GPU"
         else:
-            outruns, why = cpu_prefers_bfloat16()
-            if outruns:
+            kind = cpu.this_cpu()
+            if kind.bfloat16_outruns_float32:
                 mixed_precision = "bfloat16"
-                reason = f"auto: the CPU multiplies bfloat16 faster than float32 ({why})"
+                reason = f"auto: the CPU multiplies bfloat16 faster than float32 ({kind.why})"
             else:
                 mixed_precision = "float32"
-                reason = f"auto: the CPU multiplies float32 at least as fast as bfloat16 ({why})"
+                reason = (f"auto: the CPU multiplies float32 at least as fast as bfloat16 "
+                          f"({kind.why})")
     policy = "float32" if mixed_precision == "float32" else f"mixed_{mixed_precision}"
     keras.mixed_precision.set_global_policy(policy)
     logging.info("Precision policy: %s (%s)", policy, reason)

@@ -16,6 +16,7 @@ chooses by device (the loop and checkpoint cadence) or by checkpoint
 from absl import flags
 
 from bert_tf import (
+    cpu,
     distribution,
     finetune,
     input_pipeline,
@@ -141,7 +142,7 @@ def define_training_flags(flag_values=flags.FLAGS):
         "Training's precision. auto: bfloat16 on TPU, float16 with loss scaling on GPU; on a "
         "CPU, bfloat16 where it multiplies bfloat16 faster than float32 (amx_bf16 in "
         "/proc/cpuinfo, or avx512_bf16 on AMD; not avx512_bf16 alone on Intel, where float32 "
-        f"is faster; {precision.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
+        f"is faster; {cpu.CPU_BFLOAT16_ENV}=1 or 0 overrides the detection), else "
         "float32.", **fv)
     define_inference_precision_flag(flag_values)
     flags.DEFINE_integer("keep_checkpoint_max", TRAINING.keep_checkpoint_max,
@@ -177,7 +178,9 @@ def define_jit_compile_flag(flag_values=flags.FLAGS):
     flags.DEFINE_enum(
         "jit_compile", "auto", list(xla.JIT_COMPILE_CHOICES),
         "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
-        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused; "
+        "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused, and in "
+        "float32 on an Intel CPU with avx512_bf16 and no amx_bf16, where TensorFlow's own "
+        "kernels are faster; "
         "--export_dir SavedModels are XLA-compiled only with true. With "
         "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
         f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "

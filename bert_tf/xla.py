@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from bert_tf import tpu_rules
+from bert_tf import cpu, tpu_rules
 
 keras = tf.keras
 
@@ -24,11 +24,12 @@ def resolve_jit_compile(jit_compile, strategy):
     (run_setup.prepare) all follow it.
 
     Args:
-      jit_compile: True, False, or None for auto: XLA, except on a CPU under
-        the bfloat16 policy, because XLA's CPU backend leaves the bfloat16
-        matrix units unused that TensorFlow's own (oneDNN) kernels use. In
-        float32 on a CPU, and on GPUs, auto compiles; TPUs compile every step
-        anyway. The measurements behind this choice are in
+      jit_compile: True, False, or None for auto: XLA on GPUs and on most
+        CPUs, but not on a CPU under the bfloat16 policy, because XLA's CPU
+        backend leaves the bfloat16 matrix units unused that TensorFlow's own
+        (oneDNN) kernels use, nor in float32 on a CPU whose oneDNN kernels
+        outrun XLA (cpu.py: Intel's with AVX512-BF16 and no AMX). TPUs
+        compile every step anyway. The measurements behind this choice are in
         docs/benchmarks.md, "`--jit_compile=auto`: the figures behind it".
       strategy: The strategy the model runs under.
 
@@ -39,8 +40,11 @@ def resolve_jit_compile(jit_compile, strategy):
         return True
     if jit_compile is not None:
         return jit_compile
-    return not (runs_on_cpu(strategy)
-                and keras.mixed_precision.global_policy().name == "mixed_bfloat16")
+    if not runs_on_cpu(strategy):
+        return True
+    if keras.mixed_precision.global_policy().name == "mixed_bfloat16":
+        return False
+    return cpu.this_cpu().float32_prefers_xla
 
 
 def runs_on_cpu(strategy):

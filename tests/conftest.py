@@ -10,9 +10,9 @@ from bench import minilm
 from bert_tf.config import BertConfig
 
 # Tests compare numbers across runs and with float32 references: they run in
-# float32 on every CPU, also on those with bfloat16 matrix units, where
-# --mixed_precision=auto would pick bfloat16 (subprocesses inherit this).
-# Tests of the automatic choice set the variable themselves.
+# float32, with XLA under --jit_compile=auto, on every CPU, also on those where
+# auto would pick bfloat16 or TensorFlow's own kernels (bert_tf/cpu.py;
+# subprocesses inherit this). Tests of the automatic choice set it themselves.
 os.environ.setdefault("BERT_TF_CPU_BFLOAT16", "0")
 
 # Two logical CPU devices, so that MirroredStrategy tests have two replicas on

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
-from bert_tf import precision, tokenization
+from bert_tf import cpu, tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINES = ["The quick brown fox jumped.", "How old are you? ||| What is your age?"]
@@ -117,7 +117,7 @@ def test_bad_input_is_one_clear_line(tiny, tmp_path, case):
 
 def test_features_are_float32_by_default_on_a_cpu_with_bfloat16_units(tiny, tmp_path):
     input_file = write_lines(tmp_path / "input.txt", LINES)
-    env = {**os.environ, precision.CPU_BFLOAT16_ENV: "1"}
+    env = {**os.environ, cpu.CPU_BFLOAT16_ENV: "1"}
     result = extract_features(f"--input_file={input_file}",
                               f"--output_file={tmp_path / 'out.jsonl'}",
                               f"--init_checkpoint={tiny[0]}", "--layers=-1",

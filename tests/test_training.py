@@ -10,6 +10,7 @@ import tensorflow as tf
 
 from bert_tf import (
     checkpoints,
+    cpu,
     finetune,
     input_pipeline,
     precision,
@@ -366,7 +367,7 @@ def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
 
 @pytest.mark.parametrize("override,policy", [("1", "mixed_bfloat16"), ("0", "float32")])
 def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, override, policy):
-    monkeypatch.setenv(precision.CPU_BFLOAT16_ENV, override)
+    monkeypatch.setenv(cpu.CPU_BFLOAT16_ENV, override)
     try:
         assert precision.set_precision_policy("auto", tf.distribute.get_strategy()) == policy
         # An explicit choice is kept whatever the CPU.
@@ -374,27 +375,10 @@ def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, overrid
             "float32", tf.distribute.get_strategy()) == "float32"
     finally:
         tf.keras.mixed_precision.set_global_policy("float32")
-    assert precision.cpu_prefers_bfloat16()[0] == (override == "1")
+    assert cpu.this_cpu().bfloat16_outruns_float32 == (override == "1")
 
 
-# /proc/cpuinfo's vendor and bfloat16 flags (the lines that matter) of four CPU kinds.
-INTEL_AMX = "vendor_id\t: GenuineIntel\nflags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile\n"
-INTEL_AVX512_BF16 = "vendor_id\t: GenuineIntel\nflags\t\t: fpu avx512f avx512_bf16 avx512_fp16\n"
-AMD_AVX512_BF16 = "vendor_id\t: AuthenticAMD\nflags\t\t: fpu avx512f avx512_bf16\n"
-NO_BFLOAT16 = "vendor_id\t: AuthenticAMD\nflags\t\t: fpu avx2 avx512f\n"
-
-
-@pytest.mark.parametrize("cpuinfo, outruns", [
-    (INTEL_AMX, True),            # AMX tiles
-    (AMD_AVX512_BF16, True),      # measured 1.9-2.0x float32's matmul rate
-    (INTEL_AVX512_BF16, False),   # measured 0.55x: the hypervisor hid AMX
-    (NO_BFLOAT16, False),         # emulated
-])
-def test_bfloat16_is_preferred_only_where_it_outruns_float32(cpuinfo, outruns):
-    assert precision.bfloat16_outruns_float32(cpuinfo)[0] is outruns
-
-
-def test_auto_xla_is_off_only_for_bfloat16_on_a_cpu():
+def test_auto_xla_is_off_for_bfloat16_on_a_cpu():
     strategy = tf.distribute.get_strategy()
     assert xla.resolve_jit_compile(None, strategy) is True
     tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")

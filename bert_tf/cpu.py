@@ -1,0 +1,82 @@
+"""What a CPU's kind decides: bfloat16 or float32, and XLA or TensorFlow's own kernels.
+
+On CPUs with AVX512-VNNI, AVX512-BF16 or AMX, TensorFlow runs its oneDNN
+kernels, and what pays then depends on whose cores they are. Measured with
+TensorFlow 2.21 (docs/benchmarks.md, "bfloat16 on a CPU with bfloat16 units"
+and "On an Intel CPU with AVX512-BF16 and no AMX"):
+
+| CPU (/proc/cpuinfo)                | bfloat16 matmuls | float32 training step |
+|------------------------------------|------------------|-----------------------|
+| AMX (amx_bf16): Intel              | 2.3-4.6x float32 | (not measured: XLA)   |
+| AVX512-BF16 (avx512_bf16): AMD     | 1.9-2.0x float32 | XLA 1.11x oneDNN's    |
+| AVX512-BF16 without AMX: Intel     | 0.55x float32    | oneDNN's 1.08x XLA    |
+| neither                            | emulated, slower | XLA                   |
+
+AMX multiplies bfloat16 tiles; AMD's cores run AVX512-BF16's dot products
+at twice float32's rate; Intel's do not, and their float32 kernels in
+oneDNN outrun XLA's. A CPU whose hypervisor hides AMX (amx_bf16 missing from
+/proc/cpuinfo) is of the third kind: TensorFlow cannot use the tiles either.
+"""
+
+import dataclasses
+import os
+
+# Set to "1" or "0" to override the detection: "1" claims bfloat16 units
+# that outrun float32 (as AMX's do), "0" a CPU without them.
+CPU_BFLOAT16_ENV = "BERT_TF_CPU_BFLOAT16"
+
+
+@dataclasses.dataclass(frozen=True)
+class CpuKind:
+    """What --mixed_precision=auto and --jit_compile=auto make of a CPU.
+
+    Attributes:
+      bfloat16_outruns_float32: Whether training runs faster in bfloat16.
+      float32_prefers_xla: Whether float32 steps run faster compiled with XLA
+        than on TensorFlow's own kernels. (bfloat16 steps never do on a CPU:
+        XLA's CPU backend leaves the bfloat16 units unused.)
+      why: The flags behind both, for the log, e.g. "avx512_bf16 on an AMD CPU".
+    """
+
+    bfloat16_outruns_float32: bool
+    float32_prefers_xla: bool
+    why: str
+
+
+def cpu_kind(cpuinfo):
+    """The kind of a CPU, from its /proc/cpuinfo (see the module docstring).
+
+    Args:
+      cpuinfo: The text of /proc/cpuinfo.
+
+    Returns:
+      A CpuKind.
+    """
+    words = set(cpuinfo.split())
+    if "amx_bf16" in words:
+        return CpuKind(True, True, "amx_bf16")
+    if "avx512_bf16" not in words:
+        return CpuKind(False, True, "no amx_bf16 or avx512_bf16")
+    if "AuthenticAMD" in words:
+        return CpuKind(True, True, "avx512_bf16 on an AMD CPU")
+    return CpuKind(False, False, "avx512_bf16 on an Intel CPU without AMX")
+
+
+def this_cpu():
+    """The kind of this machine's CPU.
+
+    Reads /proc/cpuinfo (cpu_kind). The environment variable
+    BERT_TF_CPU_BFLOAT16 overrides it: "1" claims bfloat16 units that outrun
+    float32, "0" a CPU without them (to test either branch anywhere).
+
+    Returns:
+      A CpuKind.
+    """
+    override = os.environ.get(CPU_BFLOAT16_ENV)
+    if override is not None:
+        return CpuKind(override == "1", True, f"{CPU_BFLOAT16_ENV}={override}")
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            return cpu_kind(f.read())
+    except OSError:
+        return CpuKind(False, True, "no /proc/cpuinfo")
