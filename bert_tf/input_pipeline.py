@@ -273,7 +273,7 @@ def prefetched(dataset):
     tf.data's autotuning runs in a thread that sleeps up to a minute between
     rounds, and deleting an iterator waits for that sleep to end (TensorFlow
     2.20 and 2.21): the training iterator of a run of a few minutes held the
-    process for 30 to 60 seconds after its last output was written, and each
+    process for 20 to 60 seconds after its last output was written, and each
     long prediction's iterator did the same. bert_tf's input stages are cheap
     beside a training or prediction step, so fixed settings lose nothing:
     parallel maps keep the parallelism autotuning starts from (the threads of
