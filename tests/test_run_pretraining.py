@@ -197,7 +197,8 @@ def test_readme_command_line_on_the_originals_records(tmp_path, original_model):
     assert "Left at initial values" not in log
     assert "XLA for the train, eval and predict steps: on (auto)" in log
     assert "Compiled cluster using XLA" in log
-    assert "Precision policy: float32 (auto: a CPU without bfloat16 matrix units)" in log
+    assert ("Precision policy: float32 (auto: the CPU multiplies float32 at least as fast as "
+            "bfloat16") in log
     # On a CPU, without --iterations_per_loop, the first progress line comes
     # after one step; later loops are sized by time.
     steps = [step for step, _ in _steps(log)]
