@@ -54,12 +54,15 @@ def cpu_kind(cpuinfo):
     """
     words = set(cpuinfo.split())
     if "amx_bf16" in words:
-        return CpuKind(True, True, "amx_bf16")
+        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=True, why="amx_bf16")
     if "avx512_bf16" not in words:
-        return CpuKind(False, True, "no amx_bf16 or avx512_bf16")
+        return CpuKind(bfloat16_outruns_float32=False, float32_prefers_xla=True,
+                       why="no amx_bf16 or avx512_bf16")
     if "AuthenticAMD" in words:
-        return CpuKind(True, True, "avx512_bf16 on an AMD CPU")
-    return CpuKind(False, False, "avx512_bf16 on an Intel CPU without AMX")
+        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=True,
+                       why="avx512_bf16 on an AMD CPU")
+    return CpuKind(bfloat16_outruns_float32=False, float32_prefers_xla=False,
+                   why="avx512_bf16 on an Intel CPU without AMX")
 
 
 def this_cpu():
@@ -74,9 +77,11 @@ def this_cpu():
     """
     override = os.environ.get(CPU_BFLOAT16_ENV)
     if override is not None:
-        return CpuKind(override == "1", True, f"{CPU_BFLOAT16_ENV}={override}")
+        return CpuKind(bfloat16_outruns_float32=override == "1", float32_prefers_xla=True,
+                       why=f"{CPU_BFLOAT16_ENV}={override}")
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             return cpu_kind(f.read())
     except OSError:
-        return CpuKind(False, True, "no /proc/cpuinfo")
+        return CpuKind(bfloat16_outruns_float32=False, float32_prefers_xla=True,
+                       why="no /proc/cpuinfo")
