@@ -14,7 +14,9 @@ a gold answer with more words around it, or shares no word with any.
 
 Prints one JSON line per predictions file (overall figures, the length
 figures and a per-article dict) and, with --table, a Markdown table of
-per-article F1 with one column per file; --out appends the lines to a file.
+per-article F1 with one column per run (files named NAME_seedN are one run at
+several seeds: mean [min, max]); --plot draws each run's EM and F1, a dot per
+seed; --out appends the lines to a file.
 
   .venv/bin/python -m bench.squad_articles --dev_file=/tmp/squad41/dev-v1.1.json \\
       --predictions=bert_tf_seed1=/tmp/sq/bert_tf_seed1/predictions.json,hf_seed1=/tmp/sq/hf.json \\
@@ -24,6 +26,7 @@ per-article F1 with one column per file; --out appends the lines to a file.
 import argparse
 import collections
 import json
+import re
 import statistics
 
 from bench import arguments, machine
@@ -133,18 +136,69 @@ def score_file(questions, path):
                          for title, judgements in by_article.items()}}
 
 
+def by_run(lines):
+    """The lines grouped by run: their names without a trailing _seedN, in order."""
+    runs = collections.defaultdict(list)
+    for line in lines:
+        runs[re.sub(r"_seed\d+$", "", line["name"])].append(line)
+    return runs
+
+
+def spread(values):
+    """One figure, or the mean and [min, max] of several, to one decimal."""
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{statistics.mean(values):.1f} [{min(values):.1f}, {max(values):.1f}]"
+
+
 def table(lines):
-    """Markdown: one row per article (and overall), F1 of each predictions file."""
-    names = [line["name"] for line in lines]
-    rows = ["| article | questions | " + " | ".join(names) + " |",
-            "|---|---|" + "---|" * len(names)]
+    """Markdown: one row per article (then EM and F1 over all), one column per run.
+
+    Lines named NAME_seed1, NAME_seed2, ... are one run at several seeds: their
+    column gives the mean and [min, max] over the seeds.
+    """
+    runs = by_run(lines)
+    header = [name if len(seeds) == 1 else f"{name} ({len(seeds)} seeds)"
+              for name, seeds in runs.items()]
+    rows = ["| article | questions | " + " | ".join(header) + " |",
+            "|---|---|" + "---|" * len(runs)]
     for title, figures in lines[0]["articles"].items():
-        rows.append(f"| {title} | {figures['questions']} | "
-                    + " | ".join(f"{line['articles'][title]['f1']:.1f}" for line in lines)
-                    + " |")
-    rows.append(f"| all | {lines[0]['questions']} | "
-                + " | ".join(f"{line['f1']:.2f}" for line in lines) + " |")
+        rows.append(f"| {title} | {figures['questions']} | " + " | ".join(
+            spread([line["articles"][title]["f1"] for line in seeds])
+            for seeds in runs.values()) + " |")
+    for metric in ("exact_match", "f1"):
+        rows.append(f"| all, {metric} | {lines[0]['questions']} | " + " | ".join(
+            spread([line[metric] for line in seeds]) for seeds in runs.values()) + " |")
     return "\n".join(rows)
+
+
+def plot(lines, path):
+    """A strip chart: each run's overall EM and F1, one dot per seed, its mean a bar.
+
+    Needs matplotlib (bert_tf itself does not).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = by_run(lines)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
+    for ax, metric, label in zip(axes, ("exact_match", "f1"), ("exact match", "F1"),
+                                 strict=True):
+        for x, seeds in enumerate(runs.values()):
+            values = [line[metric] for line in seeds]
+            ax.scatter([x] * len(values), values, alpha=0.7)
+            ax.hlines(statistics.mean(values), x - 0.25, x + 0.25, color="black")
+        ax.set_xticks(range(len(runs)))
+        ax.set_xticklabels([f"{name}\n({len(seeds)} seeds)" for name, seeds in runs.items()])
+        ax.set_xlim(-0.6, len(runs) - 0.4)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+    fig.suptitle(f"SQuAD v1.1 metric on {lines[0]['questions']} dev questions "
+                 "(a dot per seed, a bar at the mean)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def parse_args(argv=None):
@@ -156,6 +210,8 @@ def parse_args(argv=None):
                         help="name=path of each predictions.json, comma-separated.")
     arguments.add_boolean(parser, "table", False,
                           "Also print a Markdown table of F1 per article.")
+    parser.add_argument("--plot", default=None,
+                        help="Also draw each run's EM and F1, a dot per seed, to this PNG.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     return parser.parse_args(argv)
 
@@ -171,6 +227,8 @@ def main(args):
         lines.append(line)
     if args.table and lines:
         print(table(lines))
+    if args.plot and lines:
+        plot(lines, args.plot)
 
 
 if __name__ == "__main__":
