@@ -183,7 +183,7 @@ def plot(lines, path):
     import matplotlib.pyplot as plt
 
     runs = by_run(lines)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(2 + 2.6 * len(runs), 4.8))
     for ax, metric, label in zip(axes, ("exact_match", "f1"), ("exact match", "F1"),
                                  strict=True):
         for x, seeds in enumerate(runs.values()):
@@ -191,7 +191,8 @@ def plot(lines, path):
             ax.scatter([x] * len(values), values, alpha=0.7)
             ax.hlines(statistics.mean(values), x - 0.25, x + 0.25, color="black")
         ax.set_xticks(range(len(runs)))
-        ax.set_xticklabels([f"{name}\n({len(seeds)} seeds)" for name, seeds in runs.items()])
+        ax.set_xticklabels([f"{name}\n({len(seeds)} seeds)" for name, seeds in runs.items()],
+                           rotation=20, ha="right")
         ax.set_xlim(-0.6, len(runs) - 0.4)
         ax.set_ylabel(label)
         ax.grid(axis="y", alpha=0.3)
