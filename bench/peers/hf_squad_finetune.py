@@ -63,6 +63,7 @@ import time
 import numpy as np
 import tokenizers
 import torch
+import transformers
 from transformers import BertForQuestionAnswering, BertTokenizerFast
 
 from bench import machine
@@ -471,7 +472,8 @@ def main():
                         "train_pad_row": args.train_pad_row,
                         "span_head_init": args.span_head_init,
                         "train_windows": args.train_windows, "device": args.device,
-                        "torch": torch.__version__},
+                        "torch": torch.__version__, "transformers": transformers.__version__,
+                        "tokenizers": tokenizers.__version__},
             **machine.describe()}, args.out)
 
 
