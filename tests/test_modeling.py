@@ -88,6 +88,24 @@ def test_gelu_forms():
     assert abs(float(gelu(1.0)) - float(gelu_exact(1.0))) > 1e-4
 
 
+@pytest.mark.parametrize("dtype, tolerance", [(tf.float32, 1e-6), (tf.bfloat16, 2e-2)])
+def test_gelu_gradients_are_those_of_their_formulas(dtype, tolerance):
+    # The written-out gradients against autodiff through each formula.
+    x = tf.cast(tf.linspace(-6.0, 6.0, 97), dtype)
+    formulas = {
+        gelu_exact: lambda x: 0.5 * x * (1.0 + tf.math.erf(x / np.sqrt(2.0))),
+        gelu: lambda x: 0.5 * x * (1.0 + tf.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+    }
+    for activation, formula in formulas.items():
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            written, autodiff = activation(x), formula(x)
+        assert written.dtype == dtype
+        np.testing.assert_allclose(tf.cast(tape.gradient(written, x), tf.float32),
+                                   tf.cast(tape.gradient(autodiff, x), tf.float32),
+                                   atol=tolerance, rtol=tolerance)
+
+
 def test_config_activation_changes_the_model(tiny_config, tiny_inputs):
     exact_config = type(tiny_config)(**{**tiny_config.to_dict(), "hidden_act": "gelu_exact"})
     tanh_model, exact_model = BertModel(tiny_config), BertModel(exact_config)
