@@ -52,8 +52,9 @@ def gelu(x):
       x: A float tensor.
 
     Returns:
-      0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), same shape as x,
-      and its gradient function.
+      0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), same shape as x.
+      (The body returns its gradient function too, for tf.custom_gradient,
+      which hands the caller the tensor alone.)
     """
     def gradient(upstream):
         inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
@@ -73,8 +74,9 @@ def gelu_exact(x):
       x: A float tensor.
 
     Returns:
-      0.5 * x * (1 + erf(x / sqrt(2))), same shape as x, and its gradient
-      function.
+      0.5 * x * (1 + erf(x / sqrt(2))), same shape as x. (The body returns
+      its gradient function too, for tf.custom_gradient, which hands the
+      caller the tensor alone.)
     """
     def gradient(upstream):
         # The standard normal's CDF and density at x: d(x * cdf) / dx = cdf + x * pdf.
