@@ -26,7 +26,6 @@ import numpy as np
 from bench import machine, minilm
 
 WINDOWS = 8
-HIDDEN = 384
 
 
 def bert_tf_side(args):
@@ -41,7 +40,7 @@ def bert_tf_side(args):
     files = finetune.model_files(minilm.model_dir(), max_seq_length=batch["input_ids"].shape[1])
     encoder = BertModel(files.bert_config)
     checkpoints.load_weights(minilm.model_dir(), encoder)
-    head = (0.02 * rng.standard_normal((2, HIDDEN))).astype(np.float32)
+    head = (0.02 * rng.standard_normal((2, files.bert_config.hidden_size))).astype(np.float32)
 
     def run(training):
         hidden = encoder(batch, training=training)["sequence_output"].numpy()

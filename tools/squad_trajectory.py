@@ -32,14 +32,12 @@ the third prints one JSON line comparing the two runs.
 import argparse
 import json
 import os
-import sys
 
 import numpy as np
 
 from bench import machine, minilm
+from bench.squad_quality import SHARED
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "squad")
 SEQ, BATCH, LR, EPOCHS, WARMUP = 256, 32, 1e-4, 2.0, 0.1
 
 
@@ -131,7 +129,7 @@ def hf_side(args):
     from safetensors.numpy import save_file
     from transformers import BertForQuestionAnswering
 
-    from bench.peers import recipe
+    from bench.peers import hf_squad_finetune, recipe
 
     inputs = np.load(os.path.join(args.out, "inputs.npz"))
     updates, warmup = int(inputs["updates"]), int(inputs["warmup"])
@@ -149,29 +147,20 @@ def hf_side(args):
         return {name: p.detach().numpy().copy() for name, p in model.named_parameters()}
 
     save_file(weights(), os.path.join(args.out, "hf_initial.safetensors"))
-    optimizer = torch.optim.AdamW(recipe.parameter_groups(model, 0.01), lr=LR, eps=1e-6)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, recipe.learning_rate_factor("linear", warmup, updates))
     tensors = {"input_ids": inputs["input_ids"], "attention_mask": inputs["input_mask"],
                "token_type_ids": inputs["segment_ids"],
                "start_positions": inputs["start_positions"],
                "end_positions": inputs["end_positions"]}
     tensors = {name: torch.tensor(a, dtype=torch.long) for name, a in tensors.items()}
-    model.train()
-    losses, rates = [], []
-    for update in range(steps):
-        index = torch.tensor(inputs["order"][update], dtype=torch.long)
-        rates.append(scheduler.get_last_lr()[0])
-        outputs = model(**{name: t[index] for name, t in tensors.items()})
-        outputs.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        losses.append(float(outputs.loss.detach()))
-        if (update + 1) % 50 == 0:
-            print(f"update {update + 1}/{steps} loss {np.mean(losses[-50:]):.4f}",
-                  file=sys.stderr, flush=True)
+    batches = (torch.tensor(index, dtype=torch.long) for index in inputs["order"])
+    # bert_tf's epsilon and weight decay; the schedule ends at the run's end
+    # even when --stop_after trains fewer updates.
+    losses = hf_squad_finetune.train(model, tensors, batches, updates, LR, adam_epsilon=1e-6,
+                                     weight_decay=0.01, warmup_proportion=WARMUP,
+                                     schedule="linear", stop_after=steps)
+    # The rates LambdaLR gave each update.
+    factor = recipe.learning_rate_factor("linear", warmup, updates)
+    rates = [LR * factor(update) for update in range(steps)]
     save_file(weights(), os.path.join(args.out, "hf_final.safetensors"))
     np.savez(os.path.join(args.out, "hf.npz"), losses=losses, learning_rates=rates,
              versions=json.dumps({"torch": torch.__version__,

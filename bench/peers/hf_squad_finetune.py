@@ -313,6 +313,50 @@ def training_windows(args, tokenizer):
     return tensors, len(train_questions)
 
 
+def train(model, tensors, batches, updates, learning_rate, adam_epsilon, weight_decay,
+          warmup_proportion, schedule, device="cpu", stop_after=None):
+    """The training loop: AdamW, the schedule, clipping at global norm 1.0.
+
+    Args:
+      model: A BertForQuestionAnswering, on device.
+      tensors: {name: LongTensor [windows, ...]} of the model's inputs and the
+        start_positions and end_positions.
+      batches: An iterator of LongTensor [batch] window indices, one per update.
+      updates: How many updates; the schedule reaches 0 there.
+      learning_rate: The peak learning rate.
+      adam_epsilon: AdamW's epsilon.
+      weight_decay: AdamW's decay, on all but LayerNorm weights and biases.
+      warmup_proportion: The share of updates with a rising learning rate.
+      schedule: One of recipe.SCHEDULES.
+      device: The torch device.
+      stop_after: Train only this many updates, the schedule still ending at
+        `updates` (tools/squad_trajectory.py's short checks); None: all.
+
+    Returns:
+      The loss of each update, a list of floats.
+    """
+    optimizer = torch.optim.AdamW(recipe.parameter_groups(model, weight_decay),
+                                  lr=learning_rate, eps=adam_epsilon)
+    warmup = int(updates * warmup_proportion)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, recipe.learning_rate_factor(schedule, warmup, updates))
+    model.train()
+    losses = []
+    for update in range(stop_after or updates):
+        index = next(batches)
+        outputs = model(**{name: t[index].to(device) for name, t in tensors.items()})
+        outputs.loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+        losses.append(float(outputs.loss.detach()))
+        if (update + 1) % 50 == 0:
+            print(f"update {update + 1}/{updates} loss {np.mean(losses[-50:]):.4f}",
+                  file=sys.stderr, flush=True)
+    return losses
+
+
 def finetune(args, seed, tensors):
     """Fine-tunes a fresh model from --model_dir; returns it and the losses."""
     recipe.seed_everything(seed)
@@ -331,11 +375,6 @@ def finetune(args, seed, tensors):
         stddev = model.config.initializer_range
         torch.nn.init.trunc_normal_(model.qa_outputs.weight, std=stddev,
                                     a=-2 * stddev, b=2 * stddev)
-    optimizer = torch.optim.AdamW(recipe.parameter_groups(model, args.weight_decay),
-                                  lr=args.learning_rate, eps=args.adam_epsilon)
-    warmup = int(updates * args.warmup_proportion)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, recipe.learning_rate_factor(args.schedule, warmup, updates))
 
     def batches():
         generator = torch.Generator().manual_seed(seed)
@@ -344,21 +383,8 @@ def finetune(args, seed, tensors):
             for i in range(0, num_windows - args.batch_size + 1, args.batch_size):
                 yield order[i:i + args.batch_size]
 
-    model.train()
-    stream = batches()
-    losses = []
-    for update in range(updates):
-        index = next(stream)
-        outputs = model(**{name: t[index].to(args.device) for name, t in tensors.items()})
-        outputs.loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-        losses.append(float(outputs.loss))
-        if (update + 1) % 50 == 0:
-            print(f"update {update + 1}/{updates} loss {np.mean(losses[-50:]):.4f}",
-                  file=sys.stderr, flush=True)
+    losses = train(model, tensors, batches(), updates, args.learning_rate, args.adam_epsilon,
+                   args.weight_decay, args.warmup_proportion, args.schedule, args.device)
     return model, losses
 
 
