@@ -24,6 +24,8 @@ import tensorflow as tf
 
 from bert_tf.config import BertConfig
 from bert_tf.dropout import Dropout
+from bert_tf.feed_forward import activation_then_dense
+from bert_tf.layer_norm import LayerNorm
 
 keras = tf.keras
 
@@ -124,9 +126,11 @@ def dense_layer(config, units, name, activation=None):
 
 
 def layer_norm_layer(name):
-    """A LayerNorm that always computes in float32, whatever the policy."""
-    return keras.layers.LayerNormalization(
-        epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
+    """A LayerNorm that always computes in float32, whatever the policy.
+
+    Its backward pass keeps one tensor of the input's size (bert_tf/layer_norm.py).
+    """
+    return LayerNorm(epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
 
 
 class BertEmbeddings(keras.layers.Layer):
@@ -253,9 +257,10 @@ class TransformerBlock(keras.layers.Layer):
         self.attention = SelfAttention(config, name="attention")
         self.attention_output = dense_layer(config, hidden, "attention_output")
         self.attention_layer_norm = layer_norm_layer("attention_layer_norm")
-        self.intermediate = dense_layer(
-            config, config.intermediate_size, "intermediate",
-            activation=get_activation(config.hidden_act))
+        # The activation is applied by activation_then_dense with the output
+        # projection, so that the backward pass need not keep its output.
+        self.intermediate = dense_layer(config, config.intermediate_size, "intermediate")
+        self.activation = get_activation(config.hidden_act)
         self.output_dense = dense_layer(config, hidden, "output")
         self.output_layer_norm = layer_norm_layer("output_layer_norm")
         self.attention_output.build((None, None, hidden))
@@ -288,9 +293,11 @@ class TransformerBlock(keras.layers.Layer):
         update = self.dropout(self.attention_output(context), training=training)
         residual = hidden_states[:, :1] if first_token_only else hidden_states
         attention_output = self._add_and_norm(self.attention_layer_norm, residual, update)
-        # [batch, seq, intermediate]
-        intermediate = self.intermediate(attention_output)
-        update = self.dropout(self.output_dense(intermediate), training=training)
+        # [batch, seq, intermediate], before the activation
+        pre_activation = self.intermediate(attention_output)
+        update = self.dropout(
+            activation_then_dense(pre_activation, self.activation, self.output_dense),
+            training=training)
         return self._add_and_norm(self.output_layer_norm, attention_output, update)
 
 
