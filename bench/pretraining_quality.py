@@ -86,7 +86,8 @@ def parse_args(argv=None):
                         choices=list(precision.PRECISIONS),
                         help="bert_tf's precision; float32, as the peer trains.")
     parser.add_argument("--out", default=None,
-                        help="The JSON lines file: appended to, or read by --report.")
+                        help="The JSON lines file: appended to, or read by --report (which "
+                        "also takes several, comma-separated).")
     arguments.add_boolean(parser, "report", False, "Print the table from --out (and draw "
                           "--plot); train nothing.")
     parser.add_argument("--plot", default=None,
@@ -259,17 +260,23 @@ def report(path, plot=None, peer_paths=(), num_layers=4, hidden_size=256):
     """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's.
 
     Args:
-      path: The JSON lines of the runs.
+      path: The JSON lines of the runs: one file, or several comma-separated.
       plot: Also draw the curves to this PNG.
       peer_paths: Also take the peer's runs from these files.
       num_layers, hidden_size: The model's shape, for the plot's title.
     """
-    points, baselines = read_points(path)
-    for peer_path in peer_paths:
-        peer_points, peer_baselines = read_points(
-            peer_path, runs=[run for run, (impl, _, _) in RUNS.items() if impl == "hf"])
-        points.update(peer_points)
-        for key, value in peer_baselines.items():
+    points = collections.defaultdict(lambda: collections.defaultdict(list))
+    baselines = {"masked_lm": None, "next_sentence": None}
+    peer_runs = [run for run, (impl, _, _) in RUNS.items() if impl == "hf"]
+    sources = [(one, None) for one in path.split(",")]
+    sources += [(peer_path, peer_runs) for peer_path in peer_paths]
+    # Seeds of one run may come from several files (runs made on several days).
+    for source, runs in sources:
+        source_points, source_baselines = read_points(source, runs=runs)
+        for run, by_step in source_points.items():
+            for step, lines in by_step.items():
+                points[run][step].extend(lines)
+        for key, value in source_baselines.items():
             baselines[key] = baselines[key] or value
     print(f"held-out baselines: masked-LM accuracy of the most frequent token "
           f"{baselines['masked_lm']}, next-sentence majority label {baselines['next_sentence']}")
