@@ -42,6 +42,7 @@ import argparse
 import collections
 import functools
 import json
+import math
 import os
 import shutil
 import statistics
@@ -256,6 +257,23 @@ def spread(lines, key):
     return min(values), statistics.mean(values), max(values)
 
 
+def welch_t(ours, peer):
+    """Welch's t of two samples' difference of means; None with fewer than 2 of either.
+
+    Args:
+      ours, peer: The metric's values over seeds.
+
+    Returns:
+      (mean(ours) - mean(peer)) / sqrt(var(ours) / n + var(peer) / m), or
+      None where a sample has one value or neither varies.
+    """
+    if len(ours) < 2 or len(peer) < 2:
+        return None
+    scale = math.sqrt(statistics.variance(ours) / len(ours)
+                      + statistics.variance(peer) / len(peer))
+    return (statistics.mean(ours) - statistics.mean(peer)) / scale if scale else None
+
+
 def report(path, plot=None, peer_paths=(), num_layers=4, hidden_size=256):
     """Prints, per step, each run's seed spread and whether bert_tf lies within the peer's.
 
@@ -287,8 +305,9 @@ def report(path, plot=None, peer_paths=(), num_layers=4, hidden_size=256):
               f"({len(points[ours][max(points[ours])])} and "
               f"{len(points[peer][max(points[peer])])} seeds at the last step)")
         print("| step | metric | " + " | ".join((ours, peer))
-              + " | difference of means | mean within the peer's range | ranges overlap |")
-        print("|---|---|---|---|---|---|---|")
+              + " | difference of means | Welch's t | mean within the peer's range "
+              "| ranges overlap |")
+        print("|---|---|---|---|---|---|---|---|")
         for step in sorted(set(points[ours]) & set(points[peer])):
             for metric in METRICS:
                 key = f"heldout_{metric}"
@@ -298,8 +317,11 @@ def report(path, plot=None, peer_paths=(), num_layers=4, hidden_size=256):
                          for low, mean, high in (ours_spread, peer_spread)]
                 within = peer_spread[0] <= ours_spread[1] <= peer_spread[2]
                 overlap = ours_spread[0] <= peer_spread[2] and peer_spread[0] <= ours_spread[2]
+                t = welch_t([line[key] for line in points[ours][step]],
+                            [line[key] for line in points[peer][step]])
                 print(f"| {step} | held-out {metric} | {cells[0]} | {cells[1]} | "
-                      f"{ours_spread[1] - peer_spread[1]:+.4f} | {'yes' if within else 'no'} | "
+                      f"{ours_spread[1] - peer_spread[1]:+.4f} | "
+                      f"{'—' if t is None else f'{t:+.1f}'} | {'yes' if within else 'no'} | "
                       f"{'yes' if overlap else 'no'} |")
     medians = {}
     for run, by_step in sorted(points.items()):
