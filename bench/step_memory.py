@@ -78,9 +78,10 @@ def main(args):
         for name in ("sentence_index", "is_real_example"):
             features[name] = tf.ones([args.batch_size, 1], tf.int32)
         gradients(features)
+        resident = resident_mb()
         machine.emit({"check": "step_memory", "batch_size": args.batch_size,
-                      "seq_length": length, "rss_mb": resident_mb(),
-                      "growth_mb": resident_mb() - built, "built_mb": built,
+                      "seq_length": length, "rss_mb": resident,
+                      "growth_mb": resident - built, "built_mb": built,
                       "jit_compile": jit_compile,
                       "policy": tf.keras.mixed_precision.global_policy().name,
                       "checkout": os.getcwd(), **machine.describe()}, args.out)
