@@ -13,6 +13,16 @@ and random).
 bert_tf's start (e.g. bert_tf_20k for a longer pretraining), so that runs of
 several bert_tf checkpoints can sit beside one peer and one random start.
 
+Two more starts, bert_tf_redrawn and hf_redrawn, separate what pretraining
+learned from what it did to the word pieces that its text never contained:
+each is the library's converted checkpoint with those rows of the word
+embeddings taken from the random start. Pretraining never feeds such a
+piece, but the masked-LM softmax pushes its row (the output layer shares the
+table) away from every hidden state at every step, and Adam scales those tiny
+pushes up to full-size steps. --pretraining_records names the training
+instances (the .npz of bench/pretraining_quality.py's --work_dir) that define
+the text: every input id, with each masked position's original piece.
+
 --report reads --out (one file or several, comma-separated) instead and
 prints, per task and start, the seed spread of each dev metric; for each of
 bert_tf's starts, whether its mean lies in the peer's range and by how much
@@ -36,6 +46,8 @@ import statistics
 import subprocess
 import sys
 
+import numpy as np
+
 from bench import arguments, minilm
 from bert_tf import checkpoints
 from bert_tf.modeling import BertModel
@@ -57,6 +69,52 @@ def random_folder(like, folder):
     shutil.rmtree(folder, ignore_errors=True)
     encoder = BertModel(checkpoints.find_config(like))
     checkpoints.save_hf_folder(folder, encoder)
+
+
+def pieces_in_text(npz_path):
+    """The word-piece ids of the pretraining text behind a file of instances.
+
+    Args:
+      npz_path: The instances as bench/pretraining_quality.py decodes them.
+
+    Returns:
+      A sorted int array of the ids in the real positions of the instances,
+      with each masked position's original piece (masked_lm_ids) in place of
+      the [MASK] or random piece that was fed.
+    """
+    arrays = np.load(npz_path)
+    ids = arrays["input_ids"].copy()  # [instances, seq]
+    positions = arrays["masked_lm_positions"]  # [instances, predictions]
+    real = arrays["masked_lm_weights"] > 0
+    rows = np.broadcast_to(np.arange(len(ids))[:, None], positions.shape)
+    ids[rows[real], positions[real]] = arrays["masked_lm_ids"][real]
+    return np.unique(ids[arrays["input_mask"] > 0])
+
+
+def redrawn_folder(source, random, kept_ids, folder):
+    """Writes `source` with every word-embedding row not in kept_ids taken from `random`.
+
+    Args:
+      source: A Hugging Face folder of a pretrained checkpoint.
+      random: A Hugging Face folder of the same shape (the random start).
+      kept_ids: The ids whose rows stay as pretrained.
+      folder: The output folder.
+
+    Returns:
+      The number of rows taken from `random`.
+    """
+    config = checkpoints.find_config(source)
+    pretrained, fresh = BertModel(config), BertModel(config)
+    checkpoints.load_weights(source, pretrained)
+    checkpoints.load_weights(random, fresh)
+    table = pretrained.get_embedding_table().numpy()  # [vocab, hidden]
+    redraw = np.ones(len(table), dtype=bool)
+    redraw[kept_ids] = False
+    table[redraw] = fresh.get_embedding_table().numpy()[redraw]
+    pretrained.get_embedding_table().assign(table)
+    shutil.rmtree(folder, ignore_errors=True)
+    checkpoints.save_hf_folder(folder, pretrained)
+    return int(redraw.sum())
 
 
 def report(paths):
@@ -85,8 +143,9 @@ def report(paths):
         for start, devs in by_start.items():
             for metric, (low, mean, high) in spreads[start].items():
                 within = verdict = ""
-                if start.startswith("bert_tf") and "hf" in spreads:
-                    peer = spreads["hf"][metric]
+                peer_start = "hf_redrawn" if start.endswith("_redrawn") else "hf"
+                if start.startswith("bert_tf") and peer_start in spreads:
+                    peer = spreads[peer_start][metric]
                     within = "yes" if peer[0] <= mean <= peer[2] else "no"
                 if start.startswith("bert_tf") and "random" in spreads:
                     verdict = f"{mean - spreads['random'][metric][1]:+.4f}"
@@ -123,6 +182,9 @@ def parse_args(argv=None):
     parser.add_argument("--starts", type=arguments.comma_list,
                         default=["bert_tf", "hf", "random"],
                         help="Which starts to fine-tune.")
+    parser.add_argument("--pretraining_records", default=None,
+                        help="The checkpoints' training instances (.npz), for the "
+                        "*_redrawn starts.")
     parser.add_argument("--bert_tf_name", default="bert_tf",
                         help="The name of bert_tf's start in the JSON lines (its folder's "
                         "name), e.g. bert_tf_20k for a longer pretraining.")
@@ -133,27 +195,43 @@ def main(args):
     if args.report:
         report(args.out.split(","))
         return
-    needed = ["glue_dir"] + [start for start in ("bert_tf", "hf") if start in args.starts]
-    if "random" in args.starts and "bert_tf" not in needed:
+    # Named <start>/model, because glue_quality.py reports a checkpoint by its
+    # parent folder's name.
+    names = {"bert_tf": args.bert_tf_name, "hf": "hf", "random": "random",
+             "bert_tf_redrawn": f"{args.bert_tf_name}_redrawn", "hf_redrawn": "hf_redrawn"}
+    redrawn = [start for start in args.starts if start.endswith("_redrawn")]
+    # A redrawn start is made from its library's checkpoint and the random start.
+    bases = [start.removesuffix("_redrawn") for start in redrawn] + ["random"] * bool(redrawn)
+    made = {start: os.path.join(args.work_dir, names[start], "model")
+            for start in [*args.starts, *bases]}
+    needed = ["glue_dir"]
+    if "bert_tf" in made or "random" in made:
         needed.append("bert_tf")  # The random start takes bert_tf's shape.
+    if "hf" in made:
+        needed.append("hf")
+    if redrawn:
+        needed.append("pretraining_records")
     for name in needed:
         if not getattr(args, name):
             raise SystemExit(f"--{name} is required to fine-tune {', '.join(args.starts)}")
     vocab_file = args.vocab_file or minilm.vocab_file()
-    # Named <start>/model, because glue_quality.py reports a checkpoint by its
-    # parent folder's name.
-    names = {"bert_tf": args.bert_tf_name, "hf": "hf", "random": "random"}
-    folders = {start: os.path.join(args.work_dir, names[start], "model")
-               for start in args.starts}
-    if "bert_tf" in folders:
-        convert(args.bert_tf, folders["bert_tf"])
-    if "hf" in folders:
-        convert(args.hf, folders["hf"])
-    if "random" in folders:
-        random_folder(args.bert_tf, folders["random"])
-    for folder in folders.values():
+    if "bert_tf" in made:
+        convert(args.bert_tf, made["bert_tf"])
+    if "hf" in made:
+        convert(args.hf, made["hf"])
+    if "random" in made:
+        random_folder(args.bert_tf, made["random"])
+    if redrawn:
+        kept = pieces_in_text(args.pretraining_records)
+        for start in redrawn:
+            count = redrawn_folder(made[start.removesuffix("_redrawn")], made["random"], kept,
+                                   made[start])
+            print(f"{names[start]}: {count} word-embedding rows redrawn; "
+                  f"{len(kept)} pieces are in the pretraining text")
+    for folder in made.values():
         shutil.copy(vocab_file, os.path.join(folder, "vocab.txt"))
-    for start, folder in folders.items():
+    for start in args.starts:
+        folder = made[start]
         subprocess.run(
             [sys.executable, "-m", "bench.glue_quality",
              f"--glue_dir={args.glue_dir}", f"--tasks={args.task}",
