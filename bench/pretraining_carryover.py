@@ -25,8 +25,9 @@ the text: every input id, with each masked position's original piece.
 
 --report reads --out (one file or several, comma-separated) instead and
 prints, per task and start, the seed spread of each dev metric; for each of
-bert_tf's starts, whether its mean lies in the peer's range and by how much
-it beats the random start.
+bert_tf's starts, whether its mean lies in the peer's range (the peer's start
+of the same kind: hf, or hf_redrawn), above or below it, and by how much it
+beats the random start.
 
 Example, from the repository root:
   .venv/bin/python -m bench.pretraining_carryover \\
@@ -146,7 +147,8 @@ def report(paths):
                 peer_start = "hf_redrawn" if start.endswith("_redrawn") else "hf"
                 if start.startswith("bert_tf") and peer_start in spreads:
                     peer = spreads[peer_start][metric]
-                    within = "yes" if peer[0] <= mean <= peer[2] else "no"
+                    within = ("yes" if peer[0] <= mean <= peer[2]
+                              else "above" if mean > peer[2] else "below")
                 if start.startswith("bert_tf") and "random" in spreads:
                     verdict = f"{mean - spreads['random'][metric][1]:+.4f}"
                 print(f"| {start} | {len(devs)} | {metric} | {mean:.4f} [{low:.4f}, {high:.4f}] "
