@@ -24,9 +24,7 @@ import argparse
 import numpy as np
 
 from bench import arguments, machine
-from bench.pretraining_carryover import pieces_in_text
-from bert_tf import checkpoints
-from bert_tf.modeling import BertModel
+from bench.pretraining_carryover import load_encoder, pieces_in_text
 
 SAMPLE = 2000
 
@@ -49,19 +47,19 @@ def mean_cosine(rows, seed=0):
     return float((cosines.sum() - count) / (count * (count - 1)))
 
 
-def describe(folder, in_text):
+def describe(folder, kept_ids):
     """The JSON line of one checkpoint's word-embedding rows.
 
     Args:
       folder: A checkpoint in any format bert_tf reads.
-      in_text: [vocab] bool, whether each piece is in the pretraining text.
+      kept_ids: The ids of the pieces in the pretraining text (pieces_in_text).
 
     Returns:
       A dict: the medians of the row norms and the mean cosines, per kind of row.
     """
-    encoder = BertModel(checkpoints.find_config(folder))
-    checkpoints.load_weights(folder, encoder)
-    table = encoder.get_embedding_table().numpy()  # [vocab, hidden]
+    table = load_encoder(folder).get_embedding_table().numpy()  # [vocab, hidden]
+    in_text = np.zeros(len(table), dtype=bool)
+    in_text[kept_ids] = True
     norms = np.linalg.norm(table, axis=1)
     return {"check": "embedding_rows", "checkpoint": folder,
             "rows_in_text": int(in_text.sum()), "rows_not_in_text": int((~in_text).sum()),
@@ -86,10 +84,7 @@ def parse_args(argv=None):
 def main(args):
     kept = pieces_in_text(args.pretraining_records)
     for folder in args.checkpoints:
-        encoder_vocab = checkpoints.find_config(folder).vocab_size
-        in_text = np.zeros(encoder_vocab, dtype=bool)
-        in_text[kept] = True
-        machine.emit({**describe(folder, in_text), **machine.describe()}, args.out)
+        machine.emit({**describe(folder, kept), **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":

@@ -92,6 +92,13 @@ def pieces_in_text(npz_path):
     return np.unique(ids[arrays["input_mask"] > 0])
 
 
+def load_encoder(folder):
+    """A BertModel with a checkpoint's weights (any format bert_tf reads), shaped by its config."""
+    encoder = BertModel(checkpoints.find_config(folder))
+    checkpoints.load_weights(folder, encoder)
+    return encoder
+
+
 def redrawn_folder(source, random, kept_ids, folder):
     """Writes `source` with every word-embedding row not in kept_ids taken from `random`.
 
@@ -104,10 +111,7 @@ def redrawn_folder(source, random, kept_ids, folder):
     Returns:
       The number of rows taken from `random`.
     """
-    config = checkpoints.find_config(source)
-    pretrained, fresh = BertModel(config), BertModel(config)
-    checkpoints.load_weights(source, pretrained)
-    checkpoints.load_weights(random, fresh)
+    pretrained, fresh = load_encoder(source), load_encoder(random)
     table = pretrained.get_embedding_table().numpy()  # [vocab, hidden]
     redraw = np.ones(len(table), dtype=bool)
     redraw[kept_ids] = False
@@ -203,7 +207,9 @@ def main(args):
              "bert_tf_redrawn": f"{args.bert_tf_name}_redrawn", "hf_redrawn": "hf_redrawn"}
     redrawn = [start for start in args.starts if start.endswith("_redrawn")]
     # A redrawn start is made from its library's checkpoint and the random start.
-    bases = [start.removesuffix("_redrawn") for start in redrawn] + ["random"] * bool(redrawn)
+    bases = [start.removesuffix("_redrawn") for start in redrawn]
+    if redrawn:
+        bases.append("random")
     made = {start: os.path.join(args.work_dir, names[start], "model")
             for start in [*args.starts, *bases]}
     needed = ["glue_dir"]
