@@ -297,8 +297,15 @@ def test_an_interrupt_ends_in_one_line_that_says_how_to_resume(tmp_path, synthet
     output_dir = tmp_path / "out"
     command = _command(*_synthetic_flags(synthetic, str(output_dir), num_train_steps=100000,
                                          iterations_per_loop=1))
-    process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    # A test run started in the background by a non-interactive shell ignores
+    # SIGINT, and a child inherits the ignore (Python then leaves Ctrl-C
+    # ignored too); a handler is reset to the default in the child instead.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        process = subprocess.Popen(command, cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         # The state file names a checkpoint only once it is complete.
         for line in process.stderr:
