@@ -168,6 +168,19 @@ def test_conll_data_reads_a_split_once_and_names_a_foreign_dev_tag(tokenizer, tm
         data_dir / "train.txt")).source("predict") == data.source("train")
 
 
+def test_conll_data_lets_the_training_windows_go_once_they_are_written(tokenizer, tmp_path):
+    data = conll.ConllData(tokenizer, 8, 3, str(_conll_dir(tmp_path)))
+    data.read(["train", "valid"])
+    records = data.records("train")
+    assert "train" not in data.windows
+    assert data.num_train_examples() == len(records) == 2
+    assert data.describe("train") == "2 sentences (2 windows)"
+    # A second run on the same data cuts them again, alike.
+    assert data.records("train") == records
+    # Prediction splits keep theirs: they may be written at two batch sizes.
+    assert data.records("valid") is data.records("valid")
+
+
 def test_conll_data_without_tags_or_a_training_run_says_what_to_give(tokenizer, tmp_path):
     data = conll.ConllData(tokenizer, 8, 3, str(_conll_dir(tmp_path)),
                            output_dir=str(tmp_path / "run"))

@@ -249,6 +249,8 @@ class ConllData(finetune_data.FinetuneData):
         self._labels = list(labels) if labels else None
         self.sentences = {}
         self.windows = {}
+        # Windows per split, kept when the training windows are let go.
+        self.window_counts = {}
 
     def path(self, split):
         """The file of a split; valid.txt may be called dev.txt."""
@@ -291,29 +293,42 @@ class ConllData(finetune_data.FinetuneData):
         for split in new:
             self.sentences[split] = read_conll(self.path(split), has_tags=split != "predict")
         for split in new:
-            sentences = self.sentences[split]
-            # A predict file's tags, when it has them, are not the model's
-            # business: its labels are zeros.
-            ids = ([[0] * len(sentence.words) for sentence in sentences] if split == "predict"
-                   else tag_ids(sentences, self.labels(), self.path(split)))
-            self.windows[split] = convert_sentences(sentences, ids, self.tokenizer,
-                                                    self.max_seq_length, self.stride)
+            self.windows[split] = self._convert(split)
+            self.window_counts[split] = len(self.windows[split])
+
+    def _convert(self, split):
+        """The windows of a split read(), as convert_sentences() cuts them."""
+        sentences = self.sentences[split]
+        # A predict file's tags, when it has them, are not the model's
+        # business: its labels are zeros.
+        ids = ([[0] * len(sentence.words) for sentence in sentences] if split == "predict"
+               else tag_ids(sentences, self.labels(), self.path(split)))
+        return convert_sentences(sentences, ids, self.tokenizer, self.max_seq_length,
+                                 self.stride)
 
     def num_train_examples(self):
         """The training windows: a long sentence counts as its windows."""
-        return len(self.windows["train"])
+        return self.window_counts["train"]
 
     def describe(self, split):
         """"14041 sentences (14047 windows)"."""
-        return f"{len(self.sentences[split])} sentences ({len(self.windows[split])} windows)"
+        return f"{len(self.sentences[split])} sentences ({self.window_counts[split]} windows)"
 
     def source(self, split):
         """The split's file: a predict file that is the dev file is predicted once."""
         return os.path.abspath(self.path(split))
 
     def records(self, split):
-        """The windows' records (convert_sentences()')."""
-        return self.windows[split]
+        """The windows' records (convert_sentences()').
+
+        The training windows are let go here: once written, training needs
+        only their file, and they take memory the training steps can use
+        (94 MB for CoNLL-2003's). Asked for again, they are cut again.
+        """
+        if split != "train":
+            return self.windows[split]
+        windows = self.windows.pop(split, None)
+        return self._convert(split) if windows is None else windows
 
     def references(self, split):
         """A ConllReferences with the sentences and their file."""
