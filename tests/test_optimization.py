@@ -459,11 +459,12 @@ def test_config_round_trip_and_unknown_type():
 
 
 def test_bias_correction_is_exact_in_float32():
-    """1 - beta_2 at the first update is 1e-3, not 1 - float32(0.999) = 9.99987e-4.
+    """With a constant gradient g, bias-corrected m and v are g and g^2 at every update.
 
-    With a constant gradient g, bias-corrected m and v are g and g^2 at every
-    update, so each update is lr * g / (|g| + epsilon) exactly. Computing
-    1 - beta^t from float32 betas made it 6.6e-6 of itself too small.
+    So each update is lr * g / (|g| + epsilon) exactly. The moving averages
+    weigh g by 1 - float32(0.999) = 9.99987e-4: a correction computed from
+    the exact 0.999 (1 - 0.999 = 1e-3) made the first update 6.6e-6 of
+    itself too small.
     """
     gradient = np.array([0.3, -0.1, 0.02])
     variable = tf.Variable(tf.zeros([3]))
