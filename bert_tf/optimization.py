@@ -362,8 +362,8 @@ class AdamWeightDecay(keras.optimizers.Optimizer):
         variable in their own buffers. Written as a dozen element-wise
         operations, the update held several temporaries the size of the
         variable at once, for every variable the step updates in parallel:
-        fine-tuning all-MiniLM-L6-v2 on a CPU, the process peaked 280-390 MB
-        higher (docs/benchmarks.md, "Peak memory of fine-tuning").
+        fine-tuning all-MiniLM-L6-v2 on a CPU, the process peaked 300-400 MB
+        higher (docs/benchmarks.md, "The optimizer's update, in place").
 
         The kernel takes 1 - beta in float32, so m and v are exactly the
         moving averages of beta rounded to float32 (1 - float32(0.999) is
