@@ -11,6 +11,11 @@ inverse of the keep probability, so the expected output still equals the
 input. Everything else, including the
 seeding through a keras.random.SeedGenerator (whose state training.Trainer checkpoints),
 is keras.layers.Dropout's.
+
+No mask is kept for the backward pass: the gradients draw it again from the
+seed. Dropout.attention_context does the same for the attention's
+dropped-out probabilities, and recomputes them in the backward pass rather
+than keep them.
 """
 
 import tensorflow as tf
@@ -37,10 +42,44 @@ class Dropout(keras.layers.Dropout):
             return inputs
         if self.noise_shape is not None or self.rate == 1:
             return super().call(inputs, training=training)
+        return _dropout_saving_only_the_seed(inputs, self._next_seed(), self._threshold())
+
+    def attention_context(self, probs, value, training=False):
+        """The attention's context vectors from dropped-out probabilities.
+
+        einsum("bnft,btnd->bfnd", dropout(probs), value), whose backward pass
+        keeps probs and value alone: it draws the mask again from the seed and
+        recomputes dropout(probs), rather than keep that
+        [batch, heads, seq, seq] tensor from the forward pass. The softmax's
+        gradient keeps probs anyway, so the dropped copy was the one such
+        tensor per layer that only this product needed: at batch 32 and
+        seq 128 with 12 heads, 25 MB per layer in float32
+        (docs/benchmarks.md, "Recomputation in the backward pass").
+
+        Args:
+          probs: float32 [batch, heads, seq_from, seq_to], the softmax's output.
+          value: [batch, seq_to, heads, head_size], in the compute dtype.
+          training: Whether to drop.
+
+        Returns:
+          [batch, seq_from, heads, head_size], in value's dtype.
+        """
+        if not training or self.rate == 0 or self.noise_shape is not None or self.rate == 1:
+            probs = self(tf.cast(probs, value.dtype), training=training)
+            return tf.einsum("bnft,btnd->bfnd", probs, value)
+        return _attention_context_saving_only_the_seed(
+            probs, value, self._next_seed(), self._threshold())
+
+    def _next_seed(self):
+        """The next stateless seed, int32 [2], from the layer's seed generator."""
         seed = self.seed_generator.next()
         if seed.dtype != tf.int32:
             seed = tf.cast(tf.math.floormod(seed, tf.int32.max - 1), tf.int32)
-        return _dropout_saving_only_the_seed(inputs, seed, round(self.rate * _LEVELS))
+        return seed
+
+    def _threshold(self):
+        """The 16-bit draw below which an element is dropped: round(rate * 2^16)."""
+        return round(self.rate * _LEVELS)
 
 
 def _dropout_saving_only_the_seed(inputs, seed, threshold):
@@ -49,9 +88,7 @@ def _dropout_saving_only_the_seed(inputs, seed, threshold):
     Dropout is linear in its input, so its gradient is the same dropout applied
     to the incoming gradient. Drawing the mask again in the backward pass means
     the forward pass keeps nothing for it: no mask and no random bits per
-    element. For attention probabilities that is one [batch, heads, seq, seq]
-    tensor less per layer held from the forward to the backward pass.
-    Arguments and result are _dropout's.
+    element. Arguments and result are _dropout's.
     """
 
     @tf.custom_gradient
@@ -64,8 +101,55 @@ def _dropout_saving_only_the_seed(inputs, seed, threshold):
     return dropout(inputs)
 
 
-# Compiled with XLA even when the caller is not: TensorFlow's CPU kernels lack
-# the ThreeFry generator, which is the fastest of XLA's on the CPU.
+def _attention_context_saving_only_the_seed(probs, value, seed, threshold):
+    """Dropout.attention_context in training; arguments are its and _dropout's."""
+
+    @tf.custom_gradient
+    def attention_context(probs, value):
+        def gradient(upstream):
+            # upstream: [batch, seq_from, heads, head_size]
+            dropped_gradient = tf.einsum("bfnd,btnd->bnft", upstream, value)
+            # One draw of the mask gives both the dropped probabilities again
+            # and the probabilities' gradient; the upstream gradient is
+            # already an input, so this runs in the backward pass.
+            dropped, probs_gradient = _dropout_both(
+                tf.cast(probs, value.dtype), dropped_gradient, seed, threshold)
+            value_gradient = tf.einsum("bnft,bfnd->btnd", dropped, upstream)
+            return tf.cast(probs_gradient, probs.dtype), value_gradient
+
+        dropped = _dropout(tf.cast(probs, value.dtype), seed, threshold)
+        return tf.einsum("bnft,btnd->bfnd", dropped, value), gradient
+
+    return attention_context(probs, value)
+
+
+def _keep(shape, seed, threshold):
+    """The mask of kept elements: True where the element's 16-bit draw is at or above threshold.
+
+    Args:
+      shape: int32 [rank], the mask's shape.
+      seed: int32 [2], the stateless seed.
+      threshold: A Python int in [1, 2^16): round(rate * 2^16).
+
+    Returns:
+      bool, of the given shape.
+    """
+    size = tf.reduce_prod(shape)
+    # [ceil(size / 2)] 32-bit draws -> [size] 16-bit draws.
+    bits = tf.random.stateless_uniform(
+        [(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32, alg="threefry")
+    halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
+    return tf.reshape(halves >= threshold, shape)
+
+
+def _drop(inputs, keep, threshold):
+    """Zeroes inputs where keep is False and scales the rest by the inverse keep probability."""
+    scale = tf.cast(_LEVELS / (_LEVELS - threshold), inputs.dtype)
+    return tf.where(keep, inputs * scale, tf.zeros_like(inputs))
+
+
+# Both compiled with XLA even when the caller is not: TensorFlow's CPU kernels
+# lack the ThreeFry generator, which is the fastest of XLA's on the CPU.
 @tf.function(jit_compile=True)
 def _dropout(inputs, seed, threshold):
     """Zeroes the elements whose 16-bit draw is below threshold; scales the others.
@@ -78,11 +162,21 @@ def _dropout(inputs, seed, threshold):
     Returns:
       A tensor of the inputs' shape and dtype.
     """
-    size = tf.size(inputs)
-    # [ceil(size / 2)] 32-bit draws -> [size] 16-bit draws.
-    bits = tf.random.stateless_uniform(
-        [(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32, alg="threefry")
-    halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
-    keep = tf.reshape(halves >= threshold, tf.shape(inputs))
-    scale = tf.cast(_LEVELS / (_LEVELS - threshold), inputs.dtype)
-    return tf.where(keep, inputs * scale, tf.zeros_like(inputs))
+    return _drop(inputs, _keep(tf.shape(inputs), seed, threshold), threshold)
+
+
+@tf.function(jit_compile=True)
+def _dropout_both(first, second, seed, threshold):
+    """_dropout of two tensors of one shape with one mask, drawn once.
+
+    Args:
+      first: A floating-point tensor.
+      second: A tensor of first's shape and dtype.
+      seed: int32 [2], the stateless seed.
+      threshold: A Python int in [1, 2^16): round(rate * 2^16).
+
+    Returns:
+      (_dropout(first, seed, threshold), _dropout(second, seed, threshold)).
+    """
+    keep = _keep(tf.shape(first), seed, threshold)
+    return _drop(first, keep, threshold), _drop(second, keep, threshold)

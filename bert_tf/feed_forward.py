@@ -11,6 +11,8 @@ that tensor and no matmul.
 
 import tensorflow as tf
 
+from bert_tf import recompute
+
 
 def activation_then_dense(pre_activation, activation, dense):
     """dense(activation(pre_activation)), whose backward pass recomputes the activation.
@@ -34,14 +36,17 @@ def activation_then_dense(pre_activation, activation, dense):
         outputs = tf.einsum("bsi,iu->bsu", activation(pre_activation), kernel) + bias
 
         def gradient(upstream):
-            with tf.GradientTape() as tape:
-                tape.watch(pre_activation)
-                activated = activation(pre_activation)
-            kernel_gradient = tf.einsum("bsi,bsu->iu", activated, upstream)
-            bias_gradient = tf.reduce_sum(upstream, axis=[0, 1])
-            activated_gradient = tf.einsum("bsu,iu->bsi", upstream, kernel)
-            pre_activation_gradient = tape.gradient(
-                activated, pre_activation, output_gradients=activated_gradient)
+            # The activation and the intermediates of its own gradient read
+            # pre_activation alone: after() keeps them in the backward pass.
+            with recompute.after(upstream):
+                with tf.GradientTape() as tape:
+                    tape.watch(pre_activation)
+                    activated = activation(pre_activation)
+                kernel_gradient = tf.einsum("bsi,bsu->iu", activated, upstream)
+                bias_gradient = tf.reduce_sum(upstream, axis=[0, 1])
+                activated_gradient = tf.einsum("bsu,iu->bsi", upstream, kernel)
+                pre_activation_gradient = tape.gradient(
+                    activated, pre_activation, output_gradients=activated_gradient)
             return pre_activation_gradient, kernel_gradient, bias_gradient
 
         return outputs, gradient

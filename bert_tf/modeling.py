@@ -22,6 +22,7 @@ import math
 
 import tensorflow as tf
 
+from bert_tf import recompute
 from bert_tf.config import BertConfig
 from bert_tf.dropout import Dropout
 from bert_tf.feed_forward import activation_then_dense
@@ -41,9 +42,10 @@ _GELU_CUBIC = 0.044715
 # Both GELUs write their gradient out rather than leave it to autodiff, which
 # would keep every intermediate of the formula (x^3, the tanh or erf, 1 + it,
 # 0.5 x), each [batch, seq, intermediate], from the forward to the backward
-# pass. Their gradients here keep x alone and recompute the rest. Fine-tuning
-# all-MiniLM-L6-v2 at batch 32 and seq 128 on a CPU, that is 15% less memory
-# for a step's gradients (docs/benchmarks.md, "The GELU's gradient").
+# pass. Their gradients here keep x alone and recompute the rest, in the
+# backward pass (recompute.py). Fine-tuning all-MiniLM-L6-v2 at batch 32 and
+# seq 128 on a CPU, that is 15% less memory for a step's gradients
+# (docs/benchmarks.md, "The GELU's gradient").
 
 
 @tf.custom_gradient
@@ -59,11 +61,13 @@ def gelu(x):
       which hands the caller the tensor alone.)
     """
     def gradient(upstream):
-        inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
-        tanh = tf.tanh(inner)
-        # d inner / dx
-        inner_slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
-        return upstream * (0.5 * (1.0 + tanh) + 0.5 * x * (1.0 - tanh * tanh) * inner_slope)
+        with recompute.after(upstream):
+            inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+            tanh = tf.tanh(inner)
+            # d inner / dx
+            inner_slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
+            slope = 0.5 * (1.0 + tanh) + 0.5 * x * (1.0 - tanh * tanh) * inner_slope
+        return upstream * slope
 
     return keras.activations.gelu(x, approximate=True), gradient
 
@@ -81,10 +85,12 @@ def gelu_exact(x):
       caller the tensor alone.)
     """
     def gradient(upstream):
-        # The standard normal's CDF and density at x: d(x * cdf) / dx = cdf + x * pdf.
-        cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
-        pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
-        return upstream * (cdf + x * pdf)
+        with recompute.after(upstream):
+            # The standard normal's CDF and density at x: d(x * cdf) / dx = cdf + x * pdf.
+            cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
+            pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
+            slope = cdf + x * pdf
+        return upstream * slope
 
     return keras.activations.gelu(x, approximate=False), gradient
 
@@ -236,9 +242,8 @@ class SelfAttention(keras.layers.Layer):
         scores = tf.einsum("bfnd,btnd->bnft", query, key)
         scores = tf.cast(scores, tf.float32) + attention_bias_from_mask(input_mask)
         probs = tf.nn.softmax(scores, axis=-1)
-        probs = self.dropout(tf.cast(probs, self.compute_dtype), training=training)
         # [batch, seq_from, heads, head_size]
-        context = tf.einsum("bnft,btnd->bfnd", probs, value)
+        context = self.dropout.attention_context(probs, value, training=training)
         return tf.reshape(context, [-1, tf.shape(context)[1], self.num_heads * self.head_size])
 
 
