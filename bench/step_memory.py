@@ -8,8 +8,11 @@ length in --lengths, in that order, and prints after each the process's
 resident memory (VmRSS) and how much it grew since the model was built. On a
 CPU the memory that a step's tensors took stays with the process (TensorFlow's
 pool, or malloc's free lists), so each line shows the most that any step so far
-needed. Run it from the root of the checkout to measure, for example a
-worktree of an older commit, to compare two versions.
+needed. Where TensorFlow pools its CPU memory, each line also has the most
+that step itself held at once (allocator_peak_mb), which the order in which
+the executor runs the step's ops decides. Run it from the root of the checkout
+to measure, for example a worktree of an older commit, to compare two
+versions.
 
 Example, from the repository root:
   .venv/bin/python -m bench.step_memory --lengths=48,90,128 \\
@@ -32,6 +35,26 @@ def resident_mb():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) // 1024
     raise RuntimeError("no VmRSS in /proc/self/status")
+
+
+def allocator_peak_mb(tf):
+    """The most TensorFlow's CPU allocator held at once since the last call, in MB.
+
+    TensorFlow counts this for its pooled allocator (the one it uses with
+    oneDNN on CPUs with AVX512_VNNI, AVX512_BF16 or AMX): the step's own
+    tensors, without the pool's free space or the C heap's. Each call starts
+    the next count.
+
+    Returns:
+      The peak in MB, or None where TensorFlow does not count it.
+    """
+    try:
+        peak = tf.config.experimental.get_memory_info("CPU:0")["peak"]
+    except ValueError:
+        return None
+    tf.config.experimental.reset_memory_stats("CPU:0")
+    # malloc, TensorFlow's other CPU allocator, reports 0.
+    return peak >> 20 if peak else None
 
 
 def parse_args(argv=None):
@@ -69,6 +92,7 @@ def main(args):
         return tape.gradient(loss, variables)
 
     built = resident_mb()
+    allocator_peak_mb(tf)
     for length in lengths:
         shape = [args.batch_size, length]
         features = {name: tf.ones(shape, tf.int32) for name in
@@ -82,6 +106,7 @@ def main(args):
         machine.emit({"check": "step_memory", "batch_size": args.batch_size,
                       "seq_length": length, "rss_mb": resident,
                       "growth_mb": resident - built, "built_mb": built,
+                      "allocator_peak_mb": allocator_peak_mb(tf),
                       "jit_compile": jit_compile,
                       "policy": tf.keras.mixed_precision.global_policy().name,
                       "checkout": os.getcwd(), **machine.describe()}, args.out)
