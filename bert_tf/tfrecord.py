@@ -311,9 +311,13 @@ def encode_tfrecords(columns):
     return _frame_tfrecords(_encode_examples(columns))
 
 
-# Records encoded at a time by write_examples: the encoder's arrays stay a few
-# megabytes whatever the number of records.
-RECORDS_PER_WRITE = 4096
+# Records encoded at a time by write_examples, which bounds the encoder's
+# temporary arrays whatever the number of records. For CoNLL-2003's tagging
+# records at seq 128 they peak at 20 MB with 512 records at a time, 106 MB
+# with 4,096, a peak that run_ner.py paid on top of its training steps when it
+# wrote its dev records; 512 at a time also writes faster (1.05 against 1.46 s
+# for the 14,042 training records).
+RECORDS_PER_WRITE = 512
 
 
 def write_examples(file, records, specs):
