@@ -10,7 +10,8 @@ CPU the memory that a step's tensors took stays with the process (TensorFlow's
 pool, or malloc's free lists), so each line shows the most that any step so far
 needed. Where TensorFlow pools its CPU memory, each line also has the most
 that step itself held at once (allocator_peak_mb), which the order in which
-the executor runs the step's ops decides. Run it from the root of the checkout
+the executor runs the step's ops decides, and the step's seconds (a step
+that traces the function includes the tracing). Run it from the root of the checkout
 to measure, for example a worktree of an older commit, to compare two
 versions.
 
@@ -21,6 +22,7 @@ Example, from the repository root:
 
 import argparse
 import os
+import time
 
 from bench import arguments, machine, minilm
 
@@ -101,10 +103,16 @@ def main(args):
         features["label_weights"] = tf.ones(shape, tf.float32)
         for name in ("sentence_index", "is_real_example"):
             features[name] = tf.ones([args.batch_size, 1], tf.int32)
-        gradients(features)
+        start = time.perf_counter()
+        # .numpy() waits for the step's last kernel. (The pooler, unused
+        # by the tagger, has None gradients.)
+        for tensor in tf.nest.flatten(gradients(features), expand_composites=True):
+            if tensor is not None:
+                tensor.numpy()
+        seconds = time.perf_counter() - start
         resident = resident_mb()
         machine.emit({"check": "step_memory", "batch_size": args.batch_size,
-                      "seq_length": length, "rss_mb": resident,
+                      "seq_length": length, "seconds": round(seconds, 3), "rss_mb": resident,
                       "growth_mb": resident - built, "built_mb": built,
                       "allocator_peak_mb": allocator_peak_mb(tf),
                       "jit_compile": jit_compile,
