@@ -38,11 +38,11 @@ class Dropout(keras.layers.Dropout):
         Returns:
           A tensor of the inputs' shape and dtype.
         """
+        if self._draws_from_a_seed(training):
+            return _dropout_saving_only_the_seed(inputs, self._next_seed(), self._threshold())
         if not training or self.rate == 0:
             return inputs
-        if self.noise_shape is not None or self.rate == 1:
-            return super().call(inputs, training=training)
-        return _dropout_saving_only_the_seed(inputs, self._next_seed(), self._threshold())
+        return super().call(inputs, training=training)
 
     def attention_context(self, probs, value, training=False):
         """The attention's context vectors from dropped-out probabilities.
@@ -64,11 +64,19 @@ class Dropout(keras.layers.Dropout):
         Returns:
           [batch, seq_from, heads, head_size], in value's dtype.
         """
-        if not training or self.rate == 0 or self.noise_shape is not None or self.rate == 1:
-            probs = self(tf.cast(probs, value.dtype), training=training)
-            return tf.einsum("bnft,btnd->bfnd", probs, value)
-        return _attention_context_saving_only_the_seed(
-            probs, value, self._next_seed(), self._threshold())
+        if self._draws_from_a_seed(training):
+            return _attention_context_saving_only_the_seed(
+                probs, value, self._next_seed(), self._threshold())
+        probs = self(tf.cast(probs, value.dtype), training=training)
+        return tf.einsum("bnft,btnd->bfnd", probs, value)
+
+    def _draws_from_a_seed(self, training):
+        """Whether this call drops with the 16-bit mask drawn from a stateless seed.
+
+        Not outside training, nor at rate 0 (nothing to drop), nor at rate 1
+        or with a noise_shape, which keras.layers.Dropout handles.
+        """
+        return bool(training) and 0 < self.rate < 1 and self.noise_shape is None
 
     def _next_seed(self):
         """The next stateless seed, int32 [2], from the layer's seed generator."""
