@@ -18,9 +18,15 @@ and then evaluates or predicts, with the same settings for both libraries:
 bert_tf runs as a user runs it: --mixed_precision and --jit_compile are left at
 auto unless --bert_tf_flags says otherwise; the peers run in float32.
 
-Prints one JSON line per run (workload, impl, peak_rss_mb, wall_s, cpu_s, minor_faults, and where it
-ran; for bert_tf also its training examples/s and the TF_ONEDNN_USE_SYSTEM_ALLOCATOR it saw), then
-one line per workload with bert_tf's peak over the peer's.
+Each run is given --seed, one run per seed in --seeds (default 1), so that
+the training batches are reproducible. A peak still varies from run to run:
+five of bert_tf's tagging runs at seed 1 ranged from 1,864 to 2,051 MB on an
+AMD EPYC. Compare the two libraries over several seeds, with the ranges.
+
+Prints one JSON line per run (workload, impl, seed, peak_rss_mb, wall_s, cpu_s, minor_faults, and
+where it ran; for bert_tf also its training examples/s and the TF_ONEDNN_USE_SYSTEM_ALLOCATOR it
+saw), then one line per workload with the median and range of each library's peaks over the seeds
+and the ratio of the medians, bert_tf's over the peer's.
 
 The peers run as `-m bench.peers.<name>` from this repository's root; the
 bert_tf scripts from --bert_tf_root, with it as their working folder.
@@ -116,7 +122,7 @@ def write_bert_base_folder(folder, hf_python):
 
 
 def commands(workload, impl, scratch, args):
-    """The command line of one run, and its settings for the JSON line.
+    """The command line of one run, without its --seed, and its settings for the JSON line.
 
     Args:
       workload: One of WORKLOADS, or "question_answering_base".
@@ -200,6 +206,8 @@ def parse_args(argv=None):
                           "Also run question_answering_base: BERT-Base at max_seq_length 384, "
                           "batch 12 (needs --hf_python to write its folder).")
     parser.add_argument("--steps", type=int, default=30, help="Training updates per run.")
+    parser.add_argument("--seeds", type=arguments.comma_list, default=["1"],
+                        help="One run of each workload and library per seed, e.g. 1,2,3.")
     parser.add_argument("--base_steps", type=int, default=4,
                         help="Training updates per question_answering_base run.")
     parser.add_argument("--glue_dir", default=os.path.join(SHARED, "glue"),
@@ -239,36 +247,46 @@ def bert_tf_speed_and_allocator(log_path):
             "system_allocator": os.environ.get("TF_ONEDNN_USE_SYSTEM_ALLOCATOR")}
 
 
+def peak_range(peaks):
+    """{"median", "min", "max"} of a list of peaks, in MB."""
+    return {"median": round(statistics.median(peaks)), "min": min(peaks), "max": max(peaks)}
+
+
 def main(args):
-    """Runs every workload with every implementation and prints their lines."""
+    """Runs every workload with every implementation and seed, and prints their lines."""
     os.makedirs(args.work_dir, exist_ok=True)
     where = machine.describe()
     workloads = list(args.workloads) + (["question_answering_base"] if args.bert_base else [])
-    lines = []
+    peaks = {}
     for workload in workloads:
-        for impl in args.impls:
-            scratch = os.path.join(args.work_dir, f"{workload}_{impl}_{int(time.time())}")
-            os.makedirs(scratch)
-            command, settings = commands(workload, impl, scratch, args)
-            # The peers are modules of this checkout: they run from its root.
-            peak, wall, cpu, faults = run_and_measure(
-                command, os.path.join(scratch, "log.txt"),
-                cwd=args.bert_tf_root if impl == "bert_tf" else ROOT)
-            line = {"workload": workload, "impl": impl, "peak_rss_mb": round(peak / 2**20),
-                    "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "minor_faults": faults,
-                    "settings": settings,
-                    "bert_tf_flags": args.bert_tf_flags if impl == "bert_tf" else None,
-                    **where}
-            if impl == "bert_tf":
-                line.update(bert_tf_speed_and_allocator(os.path.join(scratch, "log.txt")))
-            lines.append(line)
-            machine.emit(line, args.out)
-    peaks = {(line["workload"], line["impl"]): line["peak_rss_mb"] for line in lines}
+        for seed in args.seeds:
+            for impl in args.impls:
+                scratch = os.path.join(args.work_dir,
+                                       f"{workload}_{impl}_{seed}_{int(time.time())}")
+                os.makedirs(scratch)
+                command, settings = commands(workload, impl, scratch, args)
+                # Both libraries' scripts take --seed.
+                command.append(f"--seed={seed}")
+                # The peers are modules of this checkout: they run from its root.
+                peak, wall, cpu, faults = run_and_measure(
+                    command, os.path.join(scratch, "log.txt"),
+                    cwd=args.bert_tf_root if impl == "bert_tf" else ROOT)
+                line = {"workload": workload, "impl": impl, "seed": int(seed),
+                        "peak_rss_mb": round(peak / 2**20), "wall_s": round(wall, 1),
+                        "cpu_s": round(cpu, 1), "minor_faults": faults, "settings": settings,
+                        "bert_tf_flags": args.bert_tf_flags if impl == "bert_tf" else None,
+                        **where}
+                if impl == "bert_tf":
+                    line.update(bert_tf_speed_and_allocator(os.path.join(scratch, "log.txt")))
+                peaks.setdefault((workload, impl), []).append(line["peak_rss_mb"])
+                machine.emit(line, args.out)
     for workload in workloads:
         if (workload, "bert_tf") in peaks and (workload, "hf") in peaks:
+            bert_tf, hf = peak_range(peaks[workload, "bert_tf"]), peak_range(peaks[workload, "hf"])
             machine.emit({"workload": workload, "summary": "bert_tf over hf",
-                          "peak_rss_ratio": round(
-                              peaks[workload, "bert_tf"] / peaks[workload, "hf"], 3),
+                          "seeds": [int(seed) for seed in args.seeds],
+                          "bert_tf_peak_mb": bert_tf, "hf_peak_mb": hf,
+                          "peak_rss_ratio": round(bert_tf["median"] / hf["median"], 3),
                           **where}, args.out)
 
 
