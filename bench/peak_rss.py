@@ -20,7 +20,7 @@ auto unless --bert_tf_flags says otherwise; the peers run in float32.
 
 Each run is given --seed, one run per seed in --seeds (default 1), so that
 the training batches are reproducible. A peak still varies from run to run:
-three of bert_tf's float32 tagging runs at seed 1 ranged from 1,864 to 2,051 MB on an
+three of bert_tf's float32 tagging runs at seed 1 ranged from 1,856 to 2,051 MB on an
 AMD EPYC. Compare the two libraries over several seeds, with the ranges.
 
 Prints one JSON line per run (workload, impl, seed, peak_rss_mb, wall_s, cpu_s, minor_faults, and
