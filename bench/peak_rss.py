@@ -42,6 +42,7 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 from bench import arguments, machine, minilm
@@ -261,9 +262,8 @@ def main(args):
     for workload in workloads:
         for seed in args.seeds:
             for impl in args.impls:
-                scratch = os.path.join(args.work_dir,
-                                       f"{workload}_{impl}_{seed}_{int(time.time())}")
-                os.makedirs(scratch)
+                # A fresh folder even when another invocation shares work_dir.
+                scratch = tempfile.mkdtemp(prefix=f"{workload}_{impl}_{seed}_", dir=args.work_dir)
                 command, settings = commands(workload, impl, scratch, args)
                 # Both libraries' scripts take --seed.
                 command.append(f"--seed={seed}")
