@@ -141,7 +141,8 @@ class FinetuneConfig:
       seed: Seeds the head, dropout and shuffling; None: every run differs.
       export_dir: Write a raw-text SavedModel here, after training.
       export_shapes: One of serving.SHAPES.
-      dynamic_padding: Cut each batch's padding to its longest example.
+      dynamic_padding: Cut each batch's padding to its longest example; dev
+        and test sets are predicted shortest first (run()).
       group_by_length: With dynamic_padding, batch examples of similar length.
       tpu: Which TPU to use, if any.
     """
@@ -519,36 +520,46 @@ def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_c
             yield trainer.train(train_fn, end, global_batch_size)
 
 
-def predict(trainer, predict_fn):
+def predict(trainer, predict_fn, order=None):
     """The task's predictions over a dev or test set, in input order, padding dropped.
 
     Args:
       trainer: The Trainer.
       predict_fn: dataset_fn() of the records (is_training=False).
+      order: For records written in another order than the input's, the
+        input index of each (finetune_data.length_order()); None when the
+        records are in input order.
 
     Returns:
       {name: np.ndarray} over the real examples; is_real_example removed.
     """
     predictions = trainer.inference.predict(predict_fn)
     real = predictions.pop("is_real_example", None)
-    if real is None:
+    if real is not None:
+        keep = np.asarray(real) == 1
+        predictions = {name: value[keep] for name, value in predictions.items()}
+    if order is None:
         return predictions
-    keep = np.asarray(real) == 1
-    return {name: value[keep] for name, value in predictions.items()}
+    in_input_order = {}
+    for name, value in predictions.items():
+        in_input_order[name] = np.empty_like(value)
+        in_input_order[name][order] = value
+    return in_input_order
 
 
-def evaluate(trainer, predict_fn, references):
+def evaluate(trainer, predict_fn, references, order=None):
     """The task's official metrics on one dev set.
 
     Args:
       trainer: The Trainer (its task scores).
       predict_fn: dataset_fn() of the dev records.
       references: What the task's score() takes (labels, examples, ...).
+      order: The records' order, as predict() takes it.
 
     Returns:
       (metrics, predictions): task.score()'s dict, and predict()'s.
     """
-    predictions = predict(trainer, predict_fn)
+    predictions = predict(trainer, predict_fn, order)
     return trainer.task.score(predictions, references), predictions
 
 
@@ -625,7 +636,9 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
     Every split the run needs is read and checked before training, so that a
     missing file or a bad row in a dev or test set fails now, not after the
     training. Each split's records are written once, to output_dir on the
-    chief (records_dir()); dev and test records are padded to full batches.
+    chief (records_dir()); dev and test records are padded to full batches,
+    and with dynamic_padding written shortest first (predict() gives their
+    predictions back in input order).
     Splits of one data.source() are predicted once, and their output files
     written once.
 
@@ -665,18 +678,30 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
                                resuming=trainer.global_step > 0)
         data.write_run_files(trainer.output_dir)
     reader_args = padding_args(config)
-    input_fns = {}
+    # Per (split, batch size): the input function, and the records' order
+    # (None: input order).
+    input_fns, orders = {}, {}
 
     def input_fn(folder, split, batch_size, is_training):
-        """Writes one split's records, once; their input function for the trainer."""
+        """Writes one split's records, once; their input function for the trainer.
+
+        With dynamic padding a dev or test split is written from its
+        shortest record to its longest, so that each batch is cut to
+        lengths its records share; predict() restores the input order.
+        """
         if (split, batch_size) not in input_fns:
             path = os.path.join(folder, f"{split}.tf_record")
             specs = task.feature_specs() if is_training else task.prediction_feature_specs()
-            finetune_data.write_records(path, data.records(split), specs,
-                                        None if is_training else batch_size)
+            records = list(data.records(split))
+            order = None
+            if not is_training and reader_args["trim_to_multiple_of"]:
+                order = finetune_data.length_order(records, specs)
+                records = [records[i] for i in order]
+            finetune_data.write_records(path, records, specs, None if is_training else batch_size)
             input_fns[split, batch_size] = dataset_fn(
                 input_pipeline.finetuning_dataset, path, batch_size, is_training,
                 features=specs, **reader_args)
+            orders[split, batch_size] = order
         return input_fns[split, batch_size]
 
     predictions, written = {}, set()
@@ -685,8 +710,9 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
         """predict() of a split, once per data.source()."""
         if data.source(split) not in predictions:
             logging.info("Predicting %s (%s).", data.describe(split), split)
-            predictions[data.source(split)] = predict(
-                trainer, input_fn(folder, split, batch_size, False))
+            predict_fn = input_fn(folder, split, batch_size, False)
+            predictions[data.source(split)] = predict(trainer, predict_fn,
+                                                      orders[split, batch_size])
         return predictions[data.source(split)]
 
     def report(folder, history):
@@ -694,9 +720,9 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
         metrics = None
         if config.do_eval:
             split = data.eval_splits[0]
-            metrics, split_predictions = evaluate(
-                trainer, input_fn(folder, split, config.eval_batch_size, False),
-                data.references(split))
+            predict_fn = input_fn(folder, split, config.eval_batch_size, False)
+            metrics, split_predictions = evaluate(trainer, predict_fn, data.references(split),
+                                                  orders[split, config.eval_batch_size])
             if trainer.global_step >= num_train_steps:
                 # The final model's: the evaluation after training reuses them.
                 predictions[data.source(split)] = split_predictions

@@ -27,7 +27,8 @@ Each dataset package has its data class: glue.GlueData, conll.ConllData,
 squad.SquadData.
 
 write_records writes any family's records, padded to full batches with the
-one padding row that a record_specs.py layout defines.
+one padding row that a record_specs.py layout defines; length_order gives the
+order that --dynamic_padding predicts a split in.
 
 It imports neither finetune.py nor tasks/, so that a dataset's data class
 can subclass FinetuneData without an import circle.
@@ -80,6 +81,28 @@ def write_records(path, records, specs, pad_to_multiple_of=None):
         tfrecord.write_examples(f, records, specs)
     logging.info("Wrote %d records (%d real) to %s", len(records), num_real, path)
     return len(records)
+
+
+def length_order(records, specs):
+    """The records' indices from the shortest to the longest, ties in input order.
+
+    With --dynamic_padding each batch is cut to its longest record, so a dev
+    or test set written in this order pads each batch only to lengths its
+    neighbours share; finetune.predict puts the predictions back in input
+    order.
+
+    Args:
+      records: Feature dicts of the specs' layout, with input_mask.
+      specs: Their features.FeatureSpecs (input_mask's shape: a record of
+        several sequences counts its longest).
+
+    Returns:
+      int np.ndarray [len(records)]: the input index of each record, in
+      writing order.
+    """
+    shape = next(spec.shape for spec in specs if spec.name == "input_mask")
+    lengths = [np.reshape(record["input_mask"], shape).sum(axis=-1).max() for record in records]
+    return np.argsort(np.asarray(lengths, np.int64), kind="stable")
 
 
 class FinetuneData(abc.ABC):

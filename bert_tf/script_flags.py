@@ -250,7 +250,9 @@ def define_padding_flags(flag_values=flags.FLAGS):
         "dynamic_padding", False,
         "Cut each batch's padding down to its longest example, rounded up to a multiple of "
         f"{input_pipeline.LENGTH_MULTIPLE}: the same results, faster on CPU and GPU when most "
-        "examples are much shorter than max_seq_length. Not on TPU, which needs one static shape.",
+        "examples are much shorter than max_seq_length; dev and test sets are predicted "
+        "shortest first, their outputs kept in input order. Not on TPU, which needs one "
+        "static shape.",
         flag_values=flag_values)
     flags.DEFINE_bool(
         "group_by_length", False,

@@ -16,10 +16,11 @@ import sys
 import textwrap
 
 import pytest
+import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import finetune, glue, tokenization
-from bert_tf.tasks import ClassificationTask
+from bert_tf import conll, finetune, glue, tokenization
+from bert_tf.tasks import ClassificationTask, TaggingTask
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -164,3 +165,34 @@ def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
     assert float(written["eval_accuracy"]) == pytest.approx(result.eval_results["eval_accuracy"])
     assert list(result.predictions) == ["dev"]
     assert len(result.predictions["dev"]["predictions"]) == 1  # the dev set's one example
+
+
+def test_dynamic_padding_predicts_shortest_first_and_returns_input_order(checkpoint, tmp_path):
+    """Dev windows are written in order of length; run() gives their predictions back in
+    input order, as the windows' own sentence_index shows."""
+    folder = tmp_path / "conll"
+    folder.mkdir()
+    # Dev sentences of 5, 2, 7 and 3 words, each word one word piece.
+    lengths = [5, 2, 7, 3]
+    dev = "\n".join("\n".join(f"{WORDS[i]} O" for i in range(n)) + "\n" for n in lengths)
+    (folder / "dev.txt").write_text(dev, encoding="utf-8")
+    (folder / "train.txt").write_text("he B-PER\nwas O\n\n", encoding="utf-8")
+    config = finetune.FinetuneConfig(
+        output_dir=str(tmp_path / "output"), init_checkpoint=checkpoint, max_seq_length=32,
+        do_train=True, do_eval=True, train_batch_size=1, eval_batch_size=3,
+        num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1,
+        dynamic_padding=True)
+    files, strategy = finetune.start(config)
+    data = conll.ConllData(files.tokenizer(), config.max_seq_length, stride=8,
+                           data_dir=str(folder))
+    data.read(finetune.splits_to_read(data, config))
+    task = TaggingTask(data.labels(), config.max_seq_length, window_stride=8)
+    result = finetune.run(config, task, data, files, strategy)
+    spec = {"input_mask": tf.io.FixedLenFeature([32], tf.int64),
+            "sentence_index": tf.io.FixedLenFeature([1], tf.int64)}
+    written = [tf.io.parse_single_example(record, spec) for record in
+               tf.data.TFRecordDataset(str(tmp_path / "output" / "valid.tf_record"))]
+    # [CLS] and [SEP] around each sentence; two padding records fill the last batch.
+    assert [int(r["input_mask"].numpy().sum()) for r in written] == [4, 5, 7, 9, 0, 0]
+    assert [int(r["sentence_index"][0]) for r in written] == [1, 3, 0, 2, 0, 0]
+    assert result.predictions["valid"]["sentence_index"].tolist() == [0, 1, 2, 3]

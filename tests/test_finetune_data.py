@@ -59,3 +59,19 @@ def test_real_records_may_give_one_value_features_as_lists_next_to_the_padding(t
     [batch] = list(input_pipeline.finetuning_dataset(path, 3, False, specs))
     assert batch["label_ids"].numpy()[:, 0].tolist() == [1, 0, 0]
     assert batch["is_real_example"].numpy()[:, 0].tolist() == [1, 0, 0]
+
+
+def test_length_order_goes_shortest_first_ties_in_input_order():
+    specs = record_specs.tagging_features(4)
+    masks = [[1, 1, 1, 0], [1, 0, 0, 0], [1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]]
+    records = [dict(_window(i), input_mask=mask) for i, mask in enumerate(masks)]
+    assert finetune_data.length_order(records, specs).tolist() == [1, 4, 3, 0, 2]
+
+
+def test_length_order_counts_a_multiple_choice_records_longest_choice():
+    """Trimming cuts a record of several sequences to its longest: that is its length."""
+    specs = record_specs.multiple_choice_features(num_choices=2, max_seq_length=4)
+    # Flat: 2 + 2 real tokens, longest 2; 3 + 0 real tokens, longest 3.
+    balanced = {"input_mask": [1, 1, 0, 0, 1, 1, 0, 0]}
+    one_long = {"input_mask": [[1, 1, 1, 0], [0, 0, 0, 0]]}
+    assert finetune_data.length_order([one_long, balanced], specs).tolist() == [1, 0]

@@ -519,8 +519,10 @@ def varied_length_task(google_checkpoint, tmp_path):
                [["sentence", "label"]] + [[t, i % 2] for i, t in enumerate(sentences)])
     _write_tsv(data_dir / "dev.tsv",
                [["sentence", "label"]] + [[t, i % 2] for i, t in enumerate(sentences[::-1])])
+    # 18, 12, 24, 15 and 21 tokens: not in order of length.
+    test_sentences = [sentences[i] for i in (5, 3, 7, 4, 6)]
     _write_tsv(data_dir / "test.tsv",
-               [["index", "sentence"]] + [[i, t] for i, t in enumerate(sentences[3:8])])
+               [["index", "sentence"]] + [[i, t] for i, t in enumerate(test_sentences)])
     return data_dir, ["--task_name=SST-2", "--do_train", "--do_eval", "--do_predict",
                       "--seed=1", f"--bert_config_file={tmp_path / 'bert_config.json'}",
                       "--max_seq_length=64", "--jit_compile=true"]
@@ -543,6 +545,13 @@ def test_dynamic_padding_trains_and_predicts_as_full_padding(
         assert len(trimmed_pipelines) == (3 if dynamic else 0)
     records = record_lengths(outputs[True] / "train.tf_record")
     assert records == list(range(3, 31, 3))
+    # Dev and test records go shortest first with dynamic padding (the test
+    # set's padding record last), in input order without it; the outputs
+    # compared below are in input order either way.
+    assert record_lengths(outputs[True] / "dev.tf_record") == list(range(3, 31, 3))
+    assert record_lengths(outputs[False] / "dev.tf_record") == list(range(30, 0, -3))
+    assert record_lengths(outputs[True] / "test.tf_record") == [12, 15, 18, 21, 24, 0]
+    assert record_lengths(outputs[False] / "test.tf_record") == [18, 12, 24, 15, 21, 0]
     full, trimmed = (read_results(outputs[d] / "eval_results.txt") for d in (False, True))
     assert full["global_step"] == trimmed["global_step"] == 5
     for key in ("eval_loss", "eval_accuracy"):
