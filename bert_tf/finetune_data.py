@@ -93,7 +93,7 @@ def length_order(records, specs):
 
     Args:
       records: Feature dicts of the specs' layout, with input_mask.
-      specs: Their features.FeatureSpecs (input_mask's shape: a record of
+      specs: Their record_specs.FeatureSpecs (input_mask's shape: a record of
         several sequences counts its longest).
 
     Returns:
