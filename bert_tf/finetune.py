@@ -540,11 +540,9 @@ def predict(trainer, predict_fn, order=None):
         predictions = {name: value[keep] for name, value in predictions.items()}
     if order is None:
         return predictions
-    in_input_order = {}
-    for name, value in predictions.items():
-        in_input_order[name] = np.empty_like(value)
-        in_input_order[name][order] = value
-    return in_input_order
+    # The written position of each input: row i of the result is input i's.
+    positions = np.argsort(order)
+    return {name: value[positions] for name, value in predictions.items()}
 
 
 def evaluate(trainer, predict_fn, references, order=None):
@@ -678,9 +676,7 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
                                resuming=trainer.global_step > 0)
         data.write_run_files(trainer.output_dir)
     reader_args = padding_args(config)
-    # Per (split, batch size): the input function, and the records' order
-    # (None: input order).
-    input_fns, orders = {}, {}
+    inputs = {}
 
     def input_fn(folder, split, batch_size, is_training):
         """Writes one split's records, once; their input function for the trainer.
@@ -688,8 +684,12 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
         With dynamic padding a dev or test split is written from its
         shortest record to its longest, so that each batch is cut to
         lengths its records share; predict() restores the input order.
+
+        Returns:
+          (dataset_fn(), order): order as predict() takes it, None when the
+          records are in input order.
         """
-        if (split, batch_size) not in input_fns:
+        if (split, batch_size) not in inputs:
             path = os.path.join(folder, f"{split}.tf_record")
             specs = task.feature_specs() if is_training else task.prediction_feature_specs()
             records = list(data.records(split))
@@ -698,11 +698,10 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
                 order = finetune_data.length_order(records, specs)
                 records = [records[i] for i in order]
             finetune_data.write_records(path, records, specs, None if is_training else batch_size)
-            input_fns[split, batch_size] = dataset_fn(
+            inputs[split, batch_size] = (dataset_fn(
                 input_pipeline.finetuning_dataset, path, batch_size, is_training,
-                features=specs, **reader_args)
-            orders[split, batch_size] = order
-        return input_fns[split, batch_size]
+                features=specs, **reader_args), order)
+        return inputs[split, batch_size]
 
     predictions, written = {}, set()
 
@@ -710,9 +709,8 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
         """predict() of a split, once per data.source()."""
         if data.source(split) not in predictions:
             logging.info("Predicting %s (%s).", data.describe(split), split)
-            predict_fn = input_fn(folder, split, batch_size, False)
-            predictions[data.source(split)] = predict(trainer, predict_fn,
-                                                      orders[split, batch_size])
+            predict_fn, order = input_fn(folder, split, batch_size, False)
+            predictions[data.source(split)] = predict(trainer, predict_fn, order)
         return predictions[data.source(split)]
 
     def report(folder, history):
@@ -720,9 +718,9 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
         metrics = None
         if config.do_eval:
             split = data.eval_splits[0]
-            predict_fn = input_fn(folder, split, config.eval_batch_size, False)
+            predict_fn, order = input_fn(folder, split, config.eval_batch_size, False)
             metrics, split_predictions = evaluate(trainer, predict_fn, data.references(split),
-                                                  orders[split, config.eval_batch_size])
+                                                  order)
             if trainer.global_step >= num_train_steps:
                 # The final model's: the evaluation after training reuses them.
                 predictions[data.source(split)] = split_predictions
@@ -739,7 +737,7 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
             logging.info("Training on %s: %d steps, %d warmup.", data.describe(data.train_split),
                          num_train_steps, num_warmup_steps)
             micro_batch = config.train_batch_size // config.gradient_accumulation_steps
-            train_fn = input_fn(folder, data.train_split, micro_batch, True)
+            train_fn, _ = input_fn(folder, data.train_split, micro_batch, True)
             if after_chunk and trainer.global_step == 0:
                 report(folder, ())
             for history in train_in_chunks(trainer, train_fn, num_train_steps,
