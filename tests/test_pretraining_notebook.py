@@ -174,3 +174,48 @@ def test_notebook_runs_in_tiny_mode_and_a_killed_run_resumes(tmp_path, monkeypat
         results = dict(line.strip().split(" = ") for line in f)
     assert 0 <= float(results["eval_accuracy"]) <= 1
     assert f"eval_accuracy = {float(results['eval_accuracy']):.4f}" in finetuning
+
+
+def test_full_size_batches_split_into_micro_batches_that_suit_a_tpu():
+    values = parameter_values(read(NOTEBOOK))
+    for phase in (values["PHASE1"], values["PHASE2"]):
+        micro_batch, rest = divmod(phase["train_batch_size"],
+                                   phase["gradient_accumulation_steps"])
+        assert rest == 0 and micro_batch % 8 == 0
+        assert phase["max_predictions_per_seq"] <= phase["max_seq_length"]
+    assert values["SAVE_CHECKPOINTS_STEPS"] % values["ITERATIONS_PER_LOOP"] == 0
+
+
+def _run_text_cell(work, source, **settings):
+    """Runs the text cell (section 5) on its own; returns the files it wrote, by name."""
+    notebook = read(NOTEBOOK)
+    cell = notebook.cells[_index(notebook, "def write_text(")].source
+    folders = notebook.cells[_index(notebook, "def copy_to_local(")].source
+    # The folders cell's helpers, without its TINY_TEST_MODE settings or Drive and bucket.
+    helpers = folders[folders.index("def on_gcs("):folders.index("locations = ")]
+    namespace = {"__name__": "__main__", "TEXT_SOURCE": str(source), "WORK_DIR": str(work),
+                 "TEXT_IS_ONE_SENTENCE_PER_LINE": False, "MAX_DOCUMENTS": None,
+                 "TEXT_SHARD_MB": 256, "TFDS_TEXT_FEATURE": "text", **settings}
+    exec("import glob, json, os, re, shutil, sys\n" + helpers + cell, namespace)
+    text = work / "text"
+    return {path.name: path.read_text(encoding="utf-8") for path in sorted(text.iterdir())}
+
+
+def test_plain_text_becomes_one_sentence_per_line_with_documents_apart(tmp_path, capsys):
+    source = tmp_path / "corpus.txt"
+    source.write_text(
+        "The first document starts here. It has two sentences!\nA second line? Yes.\n\n\n"
+        "Document two is short. \"Quoted starts\" stay apart.\n", encoding="utf-8")
+    files = _run_text_cell(tmp_path / "work", source)
+    assert files["shard-00000.txt"] == (
+        "The first document starts here.\nIt has two sentences!\nA second line?\nYes.\n\n"
+        "Document two is short.\n\"Quoted starts\" stay apart.\n\n")
+    done = json.loads(files["done.json"])
+    assert done["counts"]["documents"] == 2 and done["counts"]["sentences"] == 6
+    # Run again with the same settings: the text is kept; with others it is written again.
+    os.utime(tmp_path / "work" / "text" / "shard-00000.txt", (0, 0))
+    _run_text_cell(tmp_path / "work", source)
+    assert "Text already written" in capsys.readouterr().out
+    assert os.path.getmtime(tmp_path / "work" / "text" / "shard-00000.txt") == 0
+    files = _run_text_cell(tmp_path / "work", source, MAX_DOCUMENTS=1)
+    assert files["shard-00000.txt"].count("\n\n") == 1
