@@ -20,6 +20,8 @@ than keep them.
 
 import tensorflow as tf
 
+from bert_tf import recompute
+
 keras = tf.keras
 
 _LEVELS = 1 << 16  # a 16-bit draw per element
@@ -99,7 +101,7 @@ def _dropout_saving_only_the_seed(inputs, seed, threshold):
     element. Arguments and result are _dropout's.
     """
 
-    @tf.custom_gradient
+    @recompute.custom_gradient
     def dropout(inputs):
         def gradient(upstream):
             return _dropout(upstream, seed, threshold)
@@ -112,7 +114,7 @@ def _dropout_saving_only_the_seed(inputs, seed, threshold):
 def _attention_context_saving_only_the_seed(probs, value, seed, threshold):
     """Dropout.attention_context in training; arguments are its and _dropout's."""
 
-    @tf.custom_gradient
+    @recompute.custom_gradient
     def attention_context(probs, value):
         def gradient(upstream):
             # upstream: [batch, seq_from, heads, head_size]

@@ -21,7 +21,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils, precision
+from bert_tf import io_utils, precision, recompute
 from bert_tf.export_runner import INFO_FILE
 
 keras = tf.keras
@@ -43,7 +43,9 @@ def save_model(export_dir, module, signatures, info=None):
     Returns:
       export_dir.
     """
-    with io_utils.atomic_directory(export_dir) as tmp:
+    # The signatures serve inference alone: traced without the custom gradients'
+    # marks, which a SavedModel cannot keep whole (recompute.py).
+    with recompute.forward_only(), io_utils.atomic_directory(export_dir) as tmp:
         tf.saved_model.save(module, tmp, signatures=signatures)
         if info is not None:
             os.makedirs(os.path.join(tmp, "assets.extra"))
@@ -98,8 +100,11 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
                                              max_seq_length, shapes, jit_compile)
     shapes_line = module.model.describe(max_seq_length)
     logging.info("The export computes in %s, with %s", policy, shapes_line)
+    with recompute.forward_only():
+        # The first trace of each signature, which save_model reuses.
+        described = _signature_info(signatures)
     info = {"task": type(task).__name__, "serving_tool": task.serving_tool,
             "shapes": shapes, "shapes_description": shapes_line, "jit_compile": jit_compile,
             "max_seq_length": max_seq_length, "precision": policy,
-            "do_lower_case": do_lower_case, "signatures": _signature_info(signatures)}
+            "do_lower_case": do_lower_case, "signatures": described}
     return save_model(export_dir, module, signatures, info)

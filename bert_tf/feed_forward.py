@@ -30,7 +30,7 @@ def activation_then_dense(pre_activation, activation, dense):
     kernel = tf.cast(dense.kernel, pre_activation.dtype)
     bias = tf.cast(dense.bias, pre_activation.dtype)
 
-    @tf.custom_gradient
+    @recompute.custom_gradient
     def forward(pre_activation, kernel, bias):
         # [batch, seq, intermediate] @ [intermediate, units] -> [batch, seq, units]
         outputs = tf.einsum("bsi,iu->bsu", activation(pre_activation), kernel) + bias

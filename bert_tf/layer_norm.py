@@ -16,6 +16,8 @@ difference.
 
 import tensorflow as tf
 
+from bert_tf import recompute
+
 keras = tf.keras
 
 
@@ -69,7 +71,7 @@ def layer_norm(inputs, gamma, beta, epsilon):
       float32 [..., hidden]: (inputs - mean) / sqrt(variance + epsilon) * gamma + beta.
     """
 
-    @tf.custom_gradient
+    @recompute.custom_gradient
     def normalize(inputs, gamma, beta):
         mean, variance = tf.nn.moments(inputs, axes=[-1], keepdims=True)
         # [..., 1]

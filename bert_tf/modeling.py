@@ -48,7 +48,7 @@ _GELU_CUBIC = 0.044715
 # (docs/benchmarks.md, "The GELU's gradient").
 
 
-@tf.custom_gradient
+@recompute.custom_gradient
 def gelu(x):
     """GELU, tanh approximation: what the original calls "gelu".
 
@@ -57,7 +57,7 @@ def gelu(x):
 
     Returns:
       0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))), same shape as x.
-      (The body returns its gradient function too, for tf.custom_gradient,
+      (The body returns its gradient function too, for custom_gradient,
       which hands the caller the tensor alone.)
     """
     def gradient(upstream):
@@ -72,7 +72,7 @@ def gelu(x):
     return keras.activations.gelu(x, approximate=True), gradient
 
 
-@tf.custom_gradient
+@recompute.custom_gradient
 def gelu_exact(x):
     """GELU, exact erf form: what Hugging Face calls "gelu".
 
@@ -81,7 +81,7 @@ def gelu_exact(x):
 
     Returns:
       0.5 * x * (1 + erf(x / sqrt(2))), same shape as x. (The body returns
-      its gradient function too, for tf.custom_gradient, which hands the
+      its gradient function too, for custom_gradient, which hands the
       caller the tensor alone.)
     """
     def gradient(upstream):

@@ -1,4 +1,4 @@
-"""Keeps a gradient function's recomputation in the backward pass.
+"""The custom gradients that recompute forward-pass tensors, and their exports.
 
 Several gradients here recompute a forward-pass tensor instead of keeping it
 (the GELU's intermediates, the activation before the output projection), so
@@ -11,9 +11,23 @@ all-MiniLM-L6-v2 at batch 32 and seq 128 in float32 without XLA, that
 ordering cut the step's peak allocation by a fifth (docs/benchmarks.md,
 "Recomputation in the backward pass"). XLA orders its program itself; eager
 execution runs ops one by one, in order.
+
+A raw-text export serves inference alone, so it has no use for these
+gradients; yet a SavedModel cannot keep a gradient function that itself
+contains custom gradients, and loading one then warns, once per function,
+that a gradient would fail. custom_gradient builds the forward pass alone
+inside forward_only(), which export.py traces its signatures in: the same
+ops and outputs, without the gradient's marks.
 """
 
+import contextlib
+import contextvars
+import functools
+
 import tensorflow as tf
+
+# True while forward_only() is active (in this thread or task).
+_FORWARD_ONLY = contextvars.ContextVar("forward_only", default=False)
 
 
 def after(upstream):
@@ -26,3 +40,42 @@ def after(upstream):
       A context manager; ops created inside it run only once upstream exists.
     """
     return tf.control_dependencies([upstream])
+
+
+@contextlib.contextmanager
+def forward_only():
+    """A context in which custom_gradient functions build their forward pass alone.
+
+    For tracing functions that will never be differentiated, such as an
+    export's serving signatures.
+
+    Yields:
+      None.
+    """
+    token = _FORWARD_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _FORWARD_ONLY.reset(token)
+
+
+def custom_gradient(function):
+    """tf.custom_gradient, except inside forward_only(), where no gradient is attached.
+
+    Args:
+      function: As tf.custom_gradient's: takes tensors, returns (outputs,
+        gradient function).
+
+    Returns:
+      A function of the same arguments that returns the outputs alone.
+    """
+    with_gradient = tf.custom_gradient(function)
+
+    @functools.wraps(function)
+    def call(*args):
+        if _FORWARD_ONLY.get():
+            outputs, _ = function(*args)
+            return outputs
+        return with_gradient(*args)
+
+    return call

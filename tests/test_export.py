@@ -4,6 +4,7 @@ The module exported is the classification task's (tasks/classification.py).
 """
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -259,3 +260,20 @@ def test_export_loads_in_a_python_with_only_tensorflow_and_tensorflow_text(expor
     served = np.array(json.loads(result.stdout.strip().splitlines()[-1]))
     expected = _python_path(encoder, head, TEXTS_A, TEXTS_B, False)
     np.testing.assert_allclose(served, expected, atol=1e-5)
+
+
+def test_loading_an_export_logs_no_warning(exported):
+    # Custom gradients in the exported functions made every load warn, once per
+    # function, that their gradients were not saved.
+    records = []
+    handler = logging.Handler(level=logging.WARNING)
+    handler.emit = records.append
+    loggers = [logging.getLogger(name) for name in ("absl", "tensorflow")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    try:
+        tf.saved_model.load(exported[2])
+    finally:
+        for logger in loggers:
+            logger.removeHandler(handler)
+    assert [record.getMessage() for record in records] == []

@@ -6,15 +6,21 @@ forward pass, and hold its result until the backward pass: these tests find,
 in each such gradient's graph, every op that computes a tensor of the
 recomputed input's shape outside the forward pass, and check that it waits
 (through data or control edges) for the incoming gradient.
+
+Inside forward_only() the same functions build their forward pass alone: the
+same outputs, without the custom gradients' marks that a SavedModel cannot
+keep whole.
 """
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
 from bert_tf.dropout import Dropout
 from bert_tf.feed_forward import activation_then_dense
+from bert_tf.layer_norm import layer_norm
 from bert_tf.modeling import gelu, gelu_exact
-from bert_tf.recompute import after
+from bert_tf.recompute import after, forward_only
 
 keras = tf.keras
 
@@ -105,3 +111,28 @@ def test_the_check_finds_a_recomputation_that_does_not_wait():
 
     assert ops_that_do_not_wait(eager_tanh, [4, 6]) == ["Tanh_1", "pow", "sub"]
     assert ops_that_do_not_wait(waiting_tanh, [4, 6]) == []
+
+
+def _marked_ops(function, input_shape):
+    """The ops of function's graph that carry a custom gradient."""
+    graph = tf.function(function).get_concrete_function(
+        tf.TensorSpec(input_shape, tf.float32)).graph
+    return [op.name for op in graph.get_operations() if "_gradient_op_type" in op.node_def.attr]
+
+
+def test_forward_only_gives_the_same_outputs_without_custom_gradients():
+    dense = keras.layers.Dense(3)
+    dense.build((None, None, 6))
+    gamma, beta = tf.random.normal([6], seed=3), tf.random.normal([6], seed=4)
+    functions = [gelu, gelu_exact,
+                 lambda x: activation_then_dense(x, gelu, dense),
+                 lambda x: layer_norm(x, gamma, beta, 1e-12)]
+    x = tf.random.normal([2, 4, 6], seed=5)
+    for function in functions:
+        assert _marked_ops(function, [2, 4, 6])
+        expected = function(x)
+        with forward_only():
+            assert _marked_ops(function, [2, 4, 6]) == []
+            np.testing.assert_array_equal(function(x), expected)
+    # Outside the context again, the gradients are back.
+    assert _marked_ops(gelu, [2, 4, 6])
