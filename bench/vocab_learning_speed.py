@@ -40,7 +40,8 @@ _SUMMARY = {
     "read_s": (r"read in ([\d.]+) s", float),
     "learn_s": (r"learned in ([\d.]+) s", float),
     "pieces_per_word": (r"([\d.]+) word pieces per word", float),
-    "whole_word_share": (r"([\d.]+)% of the words whole", lambda value: float(value) / 100),
+    "whole_word_share": (r"([\d.]+)% of the words whole",
+                         lambda value: round(float(value) / 100, 4)),
 }
 
 

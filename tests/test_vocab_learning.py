@@ -76,6 +76,19 @@ def test_a_target_the_text_cannot_fill_says_why(tmp_path):
     assert summary.shortfall in summary.describe()
 
 
+def test_an_oversized_result_loses_its_rarest_pieces_never_a_character():
+    # Every word seen once, min_count=1: the learner's search has no threshold
+    # left to try and returns every word and piece, far above the target.
+    words = [a + b + c for a in "bcdfg" for b in "aeiou" for c in "lmnprst"]
+    config = vocab_learning.VocabLearningConfig(vocab_size=140, min_count=1, num_unused=0)
+    vocab, shortfall = vocab_learning.learn_vocab(dict.fromkeys(words, 1), config)
+    assert len(vocab) == 140 and shortfall == ""
+    characters = set("bcdfgaeioulmnprst")
+    assert characters | {"##" + char for char in characters} <= set(vocab)
+    wordpiece = tokenization.WordpieceTokenizer({token: i for i, token in enumerate(vocab)})
+    assert "[UNK]" not in wordpiece.tokenize(" ".join(words))
+
+
 def test_every_character_is_kept_as_a_start_and_a_continuation(tmp_path):
     vocab, summary = learn(tmp_path, vocab_size=300)
     characters = {char for line in open(CORPUS, encoding="utf-8")
