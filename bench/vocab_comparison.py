@@ -22,11 +22,20 @@ own lines (in --work_dir/<vocab>/points.jsonl), then per vocab the held-out
 masked-LM and next-sentence accuracy at the last step, per seed and their
 median, and where it ran.
 
-Example, from the repository root (a full run: 4 layers, hidden 256, 3000
-steps, 3 seeds, as docs/benchmarks.md's pretraining comparison):
+Example, from the repository root: a full run, at the settings of
+docs/benchmarks.md's pretraining comparison (4 layers, hidden 256, 3000
+steps, 3 seeds; about 17 minutes per seed and vocab on 2 cores, 2 hours in
+all), then a small one that only checks the pipeline (a few minutes):
   .venv/bin/python -m bench.vocab_comparison \\
-      --corpus=../shared/data/corpus/gutenberg_11books.txt --seeds=1,2,3 \\
-      --out=bench/results/vocab_comparison-$(date +%F).jsonl
+      --corpus=../shared/data/corpus/gutenberg_11books.txt --max_seq_length=64 \\
+      --max_predictions_per_seq=10 --train_batch_size=16 --num_train_steps=3000 \\
+      --eval_every=500 --seeds=1,2,3 --out=bench/results/vocab_comparison-$(date +%F).jsonl
+  head -12000 ../shared/data/corpus/gutenberg_11books.txt > /tmp/small_corpus.txt
+  .venv/bin/python -m bench.vocab_comparison --corpus=/tmp/small_corpus.txt \\
+      --heldout_every=5 --learned_vocab_size=8000 --min_count=5 --num_layers=2 \\
+      --hidden_size=64 --max_seq_length=64 --max_predictions_per_seq=10 --dupe_factor=2 \\
+      --train_batch_size=16 --num_train_steps=300 --eval_every=150 --learning_rate=1e-3 \\
+      --seeds=1 --out=bench/results/vocab_comparison-small-$(date +%F).jsonl
 """
 
 import argparse
@@ -117,13 +126,13 @@ def main(args):
     config = vocab_learning.VocabLearningConfig(
         vocab_size=args.learned_vocab_size, min_count=args.min_count)
     learned = vocab_learning.learn_vocab_file(texts["train"], vocabs["learned"], config)
-    where = machine.describe()
-    machine.emit({"learned_vocab": learned.describe(), **where}, args.out)
+    machine.emit({"learned_vocab": learned.describe(), **machine.describe()}, args.out)
     heldout_words, _, _ = vocab_learning.count_words([texts["heldout"]], config)
     passed_on = [f"--{name}={getattr(args, name)}" for name in _PASSED_ON]
     for name, vocab_file in vocabs.items():
         machine.emit({"vocab": name, "vocab_file": vocab_file,
-                      **split_statistics(vocab_file, heldout_words), **where}, args.out)
+                      **split_statistics(vocab_file, heldout_words), **machine.describe()},
+                     args.out)
         work_dir = os.path.join(args.work_dir, name)
         points = os.path.join(work_dir, "points.jsonl")
         subprocess.run([sys.executable, "-m", "bench.pretraining_quality",
@@ -139,7 +148,7 @@ def main(args):
                           mlm for _, mlm, _ in last.values()),
                       "heldout_next_sentence_accuracy": {seed: nsp for seed, (_, _, nsp)
                                                          in sorted(last.items())},
-                      **where}, args.out)
+                      **machine.describe()}, args.out)
 
 
 if __name__ == "__main__":

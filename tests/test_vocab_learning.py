@@ -6,6 +6,7 @@ the script runs in a subprocess as a user runs it, and its vocab.txt then
 goes through create_pretraining_data and run_pretraining.py unchanged.
 """
 
+import collections
 import os
 import re
 import subprocess
@@ -13,6 +14,7 @@ import sys
 
 import pytest
 import tensorflow as tf
+from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import pretraining_data, tokenization
 from bert_tf.config import BertConfig
@@ -74,6 +76,20 @@ def test_a_target_the_text_cannot_fill_says_why(tmp_path):
     assert len(vocab) < 0.95 * 5000
     assert "no more pieces seen at least min_count=3 times" in summary.shortfall
     assert summary.shortfall in summary.describe()
+
+
+@pytest.mark.parametrize("vocab_size, min_count", [(200, 1), (300, 2), (400, 3)])
+def test_the_logged_search_gives_tensorflow_texts_own_result(vocab_size, min_count):
+    basic = tokenization.BasicTokenizer()
+    counts = collections.Counter()
+    with open(CORPUS, encoding="utf-8") as f:
+        for line in f:
+            counts.update(basic.tokenize(line))
+    config = vocab_learning.VocabLearningConfig(vocab_size=vocab_size, min_count=min_count)
+    ours, _ = vocab_learning.learn_vocab(counts, config)
+    theirs = learner.learn(counts, vocab_size, vocab_learning.reserved_tokens(99),
+                           lower_thresh=min_count)
+    assert ours == theirs
 
 
 def test_an_oversized_result_loses_its_rarest_pieces_never_a_character():

@@ -266,20 +266,65 @@ def _learnable(word_counts):
             if not any(char.isspace() for char in word)]
 
 
-def _characters(word_counts, reserved, config):
-    """The characters the learner keeps, found as its own filters find them.
+def _learner_input(word_counts, reserved, config):
+    """The words the learner learns from, filtered as tensorflow-text's learn() filters them.
 
     Args:
-      word_counts: the (word, count) pairs the learner is given.
-      reserved: the reserved tokens.
+      word_counts: the (word, count) pairs.
+      reserved: the reserved tokens, which are not learned from.
       config: a VocabLearningConfig.
 
     Returns:
-      The set of single characters the learned vocab will hold.
+      (pairs, characters): the (word, count) pairs kept (words no longer
+      than max_word_chars, made of the max_unique_chars most frequent
+      characters, the most frequent 5 million), and the set of their
+      characters, each of which the vocab will hold.
     """
     kept = learner.get_input_words(word_counts, reserved, config.max_word_chars)
     allowed = learner.get_allowed_chars(kept, config.max_unique_chars)
-    return learner.extract_char_tokens(learner.filter_input_words(kept, allowed, _MAX_INPUT_WORDS))
+    pairs = learner.filter_input_words(kept, allowed, _MAX_INPUT_WORDS)
+    return pairs, learner.extract_char_tokens(pairs)
+
+
+def _search_threshold(word_counts, pairs, reserved, config):
+    """Runs tensorflow-text's learner: a binary search for the count threshold.
+
+    The steps of wordpiece_tokenizer_learner_lib.learn() (its
+    learn_binary_search, with its defaults), written as a loop so that each
+    try, which takes seconds to minutes, logs a progress line.
+
+    Args:
+      word_counts: the (word, count) pairs before filtering, which bound the search.
+      pairs: the filtered pairs, as _learner_input returns them.
+      reserved: the reserved tokens, first in the vocab.
+      config: a VocabLearningConfig.
+
+    Returns:
+      The vocab of the last threshold tried: within _SLACK_RATIO below the
+      target, or the closest the search reached (which may be above it).
+    """
+    params = learner.Params(
+        upper_thresh=int(1e7), lower_thresh=config.min_count, num_iterations=4,
+        max_input_tokens=_MAX_INPUT_WORDS, max_token_length=config.max_word_chars,
+        max_unique_chars=config.max_unique_chars, vocab_size=config.vocab_size,
+        slack_ratio=_SLACK_RATIO, include_joiner_token=True, joiner="##",
+        reserved_tokens=reserved)
+    upper, lower = learner.get_search_threshs(word_counts, params.upper_thresh,
+                                              params.lower_thresh)
+    start = time.time()
+    while True:
+        threshold = (upper + lower) // 2
+        vocab = learner.learn_with_thresh(pairs, threshold, params)
+        logging.info("pieces seen at least %d times: %d tokens (%.0f s so far)", threshold,
+                     len(vocab), time.time() - start)
+        within_slack = (len(vocab) <= config.vocab_size
+                        and config.vocab_size - len(vocab) <= _SLACK_RATIO * config.vocab_size)
+        if within_slack or lower >= upper or threshold <= 1:
+            return vocab
+        if len(vocab) > config.vocab_size:
+            lower = threshold + 1
+        else:
+            upper = threshold - 1
 
 
 def learn_vocab(word_counts, config):
@@ -298,11 +343,11 @@ def learn_vocab(word_counts, config):
       VocabLearningError: if there are no words, or vocab_size cannot hold
         the reserved tokens and the characters.
     """
-    pairs = _learnable(word_counts)
-    if not pairs:
+    word_pairs = _learnable(word_counts)
+    if not word_pairs:
         raise VocabLearningError("the input holds no words to learn a vocab from")
     reserved = reserved_tokens(config.num_unused)
-    characters = _characters(pairs, reserved, config)
+    pairs, characters = _learner_input(word_pairs, reserved, config)
     needed = len(reserved) + 2 * len(characters)
     if config.vocab_size < needed:
         raise VocabLearningError(
@@ -310,14 +355,11 @@ def learn_vocab(word_counts, config):
             f"unused tokens and the input's {len(characters)} characters (each also as a "
             f"## piece) need {needed}; raise vocab_size, or lower max_unique_chars or "
             "num_unused")
-    vocab = learner.learn(
-        pairs, config.vocab_size, reserved, lower_thresh=config.min_count,
-        max_token_length=config.max_word_chars, max_unique_chars=config.max_unique_chars,
-        max_input_tokens=_MAX_INPUT_WORDS, slack_ratio=_SLACK_RATIO)
+    vocab = _search_threshold(word_pairs, pairs, reserved, config)
     if len(vocab) > config.vocab_size:
-        # The learner's search can end above the target when no threshold
-        # lands below it; the rarest pieces go, never a character, so that
-        # every word still has a spelling.
+        # The search can end above the target when no threshold lands below
+        # it; the rarest pieces go, never a character, so that every word
+        # still has a spelling.
         keep = set(reserved) | characters | {"##" + char for char in characters}
         excess = len(vocab) - config.vocab_size
         dropped = set()
