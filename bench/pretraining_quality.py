@@ -55,7 +55,7 @@ import tensorflow as tf
 from absl import logging
 
 from bench import arguments, machine, minilm, pretraining_corpus
-from bert_tf import input_pipeline, precision, record_specs, run_setup, training
+from bert_tf import input_pipeline, precision, record_specs, run_setup, tokenization, training
 from bert_tf.config import BertConfig
 from bert_tf.tasks import PretrainingTask
 
@@ -146,6 +146,11 @@ def prepare_data(args):
     return records, arrays
 
 
+def vocab_size(args):
+    """The model's vocab_size: one embedding row per line of --vocab_file (30522 by default)."""
+    return len(tokenization.load_vocab(args.vocab_file or minilm.vocab_file()))
+
+
 def train_bert_tf(args, seed, bias_correction, records):
     """One bert_tf run in this process: trains, evaluating every --eval_every steps."""
     run_setup.set_random_seed(seed)
@@ -153,7 +158,8 @@ def train_bert_tf(args, seed, bias_correction, records):
     output_dir = os.path.join(args.work_dir, name)
     shutil.rmtree(output_dir, ignore_errors=True)
     config = BertConfig(
-        vocab_size=30522, hidden_size=args.hidden_size, num_hidden_layers=args.num_layers,
+        vocab_size=vocab_size(args), hidden_size=args.hidden_size,
+        num_hidden_layers=args.num_layers,
         num_attention_heads=args.hidden_size // 64, intermediate_size=4 * args.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
@@ -208,7 +214,8 @@ def run_hf(args, run, seed, arrays):
         f"--output_dir={output_dir}", f"--seed={seed}",
         f"--adam={'torch' if bias_correction else 'original'}", f"--init={init}",
         f"--num_layers={args.num_layers}", f"--hidden_size={args.hidden_size}",
-        f"--train_batch_size={args.train_batch_size}", f"--eval_batch_size={EVAL_BATCH}",
+        f"--vocab_size={vocab_size(args)}", f"--train_batch_size={args.train_batch_size}",
+        f"--eval_batch_size={EVAL_BATCH}",
         f"--num_train_steps={args.num_train_steps}",
         f"--num_warmup_steps={args.num_train_steps // 10}",
         f"--learning_rate={args.learning_rate}", f"--eval_every={args.eval_every}",
