@@ -10,7 +10,8 @@ callers build the PretrainingConfig directly. The steps it is made of, in
 order:
   check_actions()   refuses a run with nothing to do, no model config or
                     dynamic masking that cannot be set up;
-  setup()           seed, strategy and precision, before any model is built;
+  setup()           seed, strategy, precision and XLA (the run's
+                    run_setup.Runtime), before any model is built;
   check_records()   the records against max_seq_length and
                     max_predictions_per_seq;
   dataset_fn()      the input pipeline for Trainer.train / evaluate.
@@ -82,8 +83,10 @@ class PretrainingConfig:
       vocab_file: With dynamic_masking: the data's vocab.txt.
       masked_lm_prob: With dynamic_masking: the share of tokens to mask.
       learning_rate, optimizer, adam_bias_correction, decay_after_warmup,
-        gradient_accumulation_steps, keep_checkpoint_max, jit_compile,
-        inference_precision: As in run_setup.TrainingConfig.
+        gradient_accumulation_steps, keep_checkpoint_max, inference_precision:
+        As in run_setup.TrainingConfig.
+      jit_compile: XLA for the train and eval steps: True, False or None
+        (auto: by device and precision; see run_setup.Runtime).
       iterations_per_loop, save_checkpoints_steps, log_every_secs,
         save_checkpoints_secs: The cadence, each None where not given (see
         run_setup.TrainingConfig.for_strategy).
@@ -120,7 +123,7 @@ class PretrainingConfig:
     log_every_secs: float | None = None
     save_checkpoints_secs: float | None = None
     keep_checkpoint_max: int = TRAINING.keep_checkpoint_max
-    jit_compile: bool | None = TRAINING.jit_compile
+    jit_compile: bool | None = FINETUNE.jit_compile
     mixed_precision: str = FINETUNE.mixed_precision
     inference_precision: str = TRAINING.inference_precision
     seed: int | None = None
@@ -228,13 +231,13 @@ def masking_config(vocab_file, masked_lm_prob):
 
 
 def setup(config):
-    """Seeds, picks the strategy and the precision: run_setup.prepare() of the config.
+    """Seeds, picks the strategy, the precision and XLA: run_setup.prepare() of the config.
 
     Args:
       config: A PretrainingConfig.
 
     Returns:
-      The tf.distribute.Strategy.
+      The run's run_setup.Runtime.
     """
     return run_setup.prepare(config.seed, config.tpu, config.mixed_precision,
                              config.jit_compile)
@@ -306,7 +309,7 @@ def training_data_settings(config):
     return settings
 
 
-def run(config, strategy=None):
+def run(config, runtime=None):
     """Pretrains and/or evaluates, as the config asks.
 
     The model's config, the batch sizes and every record are checked before
@@ -317,8 +320,8 @@ def run(config, strategy=None):
 
     Args:
       config: A PretrainingConfig.
-      strategy: setup()'s strategy, for a caller that runs several jobs in
-        one process; None: setup(config) is called.
+      runtime: setup()'s run_setup.Runtime, for a caller that runs several
+        jobs in one process; None: setup(config) makes it.
 
     Returns:
       A PretrainingResult.
@@ -328,8 +331,9 @@ def run(config, strategy=None):
         file that does not fit.
     """
     check_actions(config)
-    if strategy is None:
-        strategy = setup(config)
+    if runtime is None:
+        runtime = setup(config)
+    strategy = runtime.strategy
     bert_config = checkpoints.find_config(config.init_checkpoint, config.bert_config_file)
     bert_config.check_max_seq_length(config.max_seq_length)
     micro_batch = run_setup.validate_batch_sizes(
@@ -344,7 +348,7 @@ def run(config, strategy=None):
 
     trainer = training.Trainer(
         PretrainingTask(config.max_seq_length, config.max_predictions_per_seq), bert_config,
-        strategy, config.training_config(strategy))
+        runtime, config.training_config(strategy))
     try:
         trainer.restore(config.init_checkpoint)
     except ValueError as e:  # CheckpointError: names the variable
