@@ -30,7 +30,6 @@ from absl import logging
 from bert_tf import (
     checkpoints,
     distribution,
-    dynamic_masking,
     finetune,
     input_pipeline,
     run_dir,
@@ -227,7 +226,11 @@ def masking_config(vocab_file, masked_lm_prob):
     Raises:
       ValueError: for a vocab or share that masking cannot use.
     """
-    return dynamic_masking.DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
+    # Imported here: tensorflow_text (about 116 MB resident) loads only for
+    # dynamic masking, not with every script that defines the flags.
+    from bert_tf.dynamic_masking import DynamicMaskingConfig
+
+    return DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
 
 
 def setup(config):
