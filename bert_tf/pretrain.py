@@ -8,8 +8,10 @@ PretrainingResult. run_pretraining.py is its flags,
 script_flags.pretraining_config() and run(); the notebook and Python
 callers build the PretrainingConfig directly. The steps it is made of, in
 order:
-  check_actions()   refuses a run with nothing to do, no model config or
-                    dynamic masking that cannot be set up;
+  check_actions()   refuses a run with nothing to do, no model config, or
+                    settings that do not fit (check_lengths(),
+                    check_masking(), which the script's flag validators
+                    run too);
   setup()           seed, strategy, precision and XLA (the run's
                     run_setup.Runtime), before any model is built;
   check_records()   the records against max_seq_length and
