@@ -18,6 +18,8 @@ from absl import app, flags, logging
 from bert_tf import cli, pretraining_data, vocab_flags
 
 FLAGS = flags.FLAGS
+# The flags' defaults are the config's: each is written once.
+DEFAULTS = pretraining_data.PretrainingDataConfig
 
 flags.DEFINE_string(
     "input_file", None,
@@ -32,23 +34,27 @@ vocab_flags.define_do_lower_case_flag(
     "Lower-case the text and strip accents: True for uncased models, False for cased ones.")
 flags.adopt_module_key_flags(vocab_flags)
 flags.DEFINE_bool(
-    "do_whole_word_mask", False,
+    "do_whole_word_mask", DEFAULTS.do_whole_word_mask,
     "Mask whole words (a piece and the ## pieces after it) rather than single word pieces.")
 flags.DEFINE_bool(
-    "wwm_decision_per_piece", False,
+    "wwm_decision_per_piece", DEFAULTS.wwm_decision_per_piece,
     "With --do_whole_word_mask, choose [MASK]/random/keep for each piece as the original "
     "did, instead of once for the whole word.")
 flags.DEFINE_integer(
-    "max_seq_length", 128, "Tokens per record, [CLS] and [SEP]s included; at least 5.")
+    "max_seq_length", DEFAULTS.max_seq_length,
+    "Tokens per record, [CLS] and [SEP]s included; at least 5.")
 flags.DEFINE_integer(
-    "max_predictions_per_seq", 20, "Most masked positions a record holds.")
+    "max_predictions_per_seq", DEFAULTS.max_predictions_per_seq,
+    "Most masked positions a record holds.")
 flags.DEFINE_integer(
-    "random_seed", 12345, "Seed of every random choice; the same seed gives the same files.")
+    "random_seed", DEFAULTS.random_seed,
+    "Seed of every random choice; the same seed gives the same files.")
 flags.DEFINE_integer(
-    "dupe_factor", 10, "Passes over the input, each with different pairs and masks.")
-flags.DEFINE_float("masked_lm_prob", 0.15, "Share of the tokens to mask.")
+    "dupe_factor", DEFAULTS.dupe_factor,
+    "Passes over the input, each with different pairs and masks.")
+flags.DEFINE_float("masked_lm_prob", DEFAULTS.masked_lm_prob, "Share of the tokens to mask.")
 flags.DEFINE_float(
-    "short_seq_prob", 0.1,
+    "short_seq_prob", DEFAULTS.short_seq_prob,
     "Probability that a document's pairs target a random length shorter than "
     "max_seq_length, to resemble short fine-tuning inputs.")
 flags.DEFINE_integer(
@@ -56,13 +62,13 @@ flags.DEFINE_integer(
     "Processes that tokenize and generate in parallel. The output is the same for any number.",
     lower_bound=1)
 flags.DEFINE_float(
-    "window_mb", 4.0,
+    "window_mb", DEFAULTS.window_mb,
     "Megabytes of text processed at a time. Memory grows with it, not with the corpus; "
     "random-next spans come from other documents of the same window. Records are "
     "shuffled across the whole input whatever its value, but changing it changes the "
     "output.")
 flags.DEFINE_enum(
-    "errors", "strict", ["strict", "replace", "ignore"],
+    "errors", DEFAULTS.errors, ["strict", "replace", "ignore"],
     "What to do with bytes that are not UTF-8: strict stops with the file and line, "
     "replace writes U+FFFD, ignore drops them as the original did.")
 

@@ -69,7 +69,7 @@ def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
     # No seed: extraction draws nothing at random.
-    strategy = run_setup.prepare(None, script_flags.tpu_config(FLAGS),
+    runtime = run_setup.prepare(None, script_flags.tpu_config(FLAGS),
                                 FLAGS.inference_precision, script_flags.jit_compile(FLAGS))
     # ExtractionError (a ValueError) names the flag, or the file and line:
     # cli.run prints it as one line.
@@ -81,8 +81,7 @@ def main(argv):
         max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size,
         output_format=FLAGS.output_format, pooling=FLAGS.pooling,
         word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
-        log_every_n_examples=FLAGS.log_every_n_examples, strategy=strategy,
-        jit_compile=script_flags.jit_compile(FLAGS))
+        log_every_n_examples=FLAGS.log_every_n_examples, runtime=runtime)
 
 if __name__ == "__main__":
     cli.run(main)

@@ -43,7 +43,7 @@ def main(_):
     if FLAGS.tfds_name and glue.get_processor(FLAGS.tfds_name).name != processor.name:
         raise ValueError(f"--tfds_name={FLAGS.tfds_name} is not the task "
                          f"--task_name={FLAGS.task_name}")
-    files, strategy = finetune.start(config)
+    files, runtime = finetune.start(config)
     task = ClassificationTask(len(processor.get_labels()), processor.is_regression,
                               glue_task=processor.name,
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
@@ -51,7 +51,7 @@ def main(_):
                               label_list=processor.get_labels())
     data = glue.GlueData(processor, files.tokenizer(), FLAGS.max_seq_length, FLAGS.data_dir,
                          FLAGS.tfds_name)
-    finetune.run(config, task, data, files, strategy)
+    finetune.run(config, task, data, files, runtime)
 
 
 if __name__ == "__main__":

@@ -55,13 +55,13 @@ def main(_):
     if not 0 < stride <= FLAGS.max_seq_length - 2:
         raise ValueError(f"--window_stride={stride} must be in 1.."
                          f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")
-    files, strategy = finetune.start(config)
+    files, runtime = finetune.start(config)
     data = conll.ConllData(files.tokenizer(), FLAGS.max_seq_length, stride, FLAGS.data_dir,
                            FLAGS.predict_file, FLAGS.labels, FLAGS.output_dir)
     # The task's tags come from the training file: read before the task.
     data.read(finetune.splits_to_read(data, config))
     task = TaggingTask(data.labels(), FLAGS.max_seq_length, stride)
-    finetune.run(config, task, data, files, strategy)
+    finetune.run(config, task, data, files, runtime)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,7 @@ def main(_):
         raise app.UsageError("--do_train needs --train_file.")
     if (FLAGS.do_predict or FLAGS.do_eval) and not FLAGS.predict_file:
         raise app.UsageError("--do_predict and --do_eval need --predict_file.")
-    files, strategy = finetune.start(config)
+    files, runtime = finetune.start(config)
     task = QuestionAnsweringTask(
         FLAGS.max_seq_length, FLAGS.version_2_with_negative, FLAGS.n_best_size,
         FLAGS.max_answer_length, files.do_lower_case, FLAGS.null_score_diff_threshold,
@@ -106,7 +106,7 @@ def main(_):
                            FLAGS.max_query_length, FLAGS.version_2_with_negative,
                            FLAGS.train_file, FLAGS.predict_file, FLAGS.epoch_unit,
                            FLAGS.doc_stride_means)
-    finetune.run(config, task, data, files, strategy)
+    finetune.run(config, task, data, files, runtime)
 
 
 if __name__ == "__main__":

@@ -37,11 +37,11 @@ def main(_):
     export_only = finetune.check_actions(config)
     if not (FLAGS.data_dir or export_only):
         raise app.UsageError("Give --data_dir (SWAG's .csv files).")
-    files, strategy = finetune.start(config)
+    files, runtime = finetune.start(config)
     task = MultipleChoiceTask(FLAGS.num_choices, FLAGS.max_seq_length)
     data = swag.SwagData(FLAGS.data_dir, files.tokenizer(), FLAGS.max_seq_length,
                          FLAGS.num_choices)
-    finetune.run(config, task, data, files, strategy)
+    finetune.run(config, task, data, files, runtime)
 
 
 if __name__ == "__main__":

@@ -68,10 +68,11 @@ def main(args):
         num_attention_heads=args.hidden_size // 64, intermediate_size=4 * args.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
-    policy = precision.set_precision_policy(args.mixed_precision, strategy)
+    runtime = run_setup.Runtime.resolve(strategy, args.mixed_precision)
+    policy = runtime.policy
     trainer = training.Trainer(
         PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), bert_config,
-        strategy, run_setup.TrainingConfig(
+        runtime, run_setup.TrainingConfig(
             os.path.join(args.work_dir, "model"), num_train_steps=args.num_train_steps,
             num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
             iterations_per_loop=100, save_checkpoints_steps=args.eval_every))

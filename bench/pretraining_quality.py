@@ -163,10 +163,11 @@ def train_bert_tf(args, seed, bias_correction, records):
         num_attention_heads=args.hidden_size // 64, intermediate_size=4 * args.hidden_size,
         max_position_embeddings=512, type_vocab_size=2)
     strategy = tf.distribute.get_strategy()
-    policy = precision.set_precision_policy(args.mixed_precision, strategy)
+    runtime = run_setup.Runtime.resolve(strategy, args.mixed_precision)
+    policy = runtime.policy
     trainer = training.Trainer(
         PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), config,
-        strategy, run_setup.TrainingConfig(
+        runtime, run_setup.TrainingConfig(
             output_dir, num_train_steps=args.num_train_steps,
             num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
             adam_bias_correction=bias_correction, iterations_per_loop=100,

@@ -73,17 +73,18 @@ def parse_args(argv=None):
 def main(args):
     import tensorflow as tf
 
-    from bert_tf import distribution, finetune, run_setup, xla
+    from bert_tf import distribution, finetune, precision, run_setup
     from bert_tf.modeling import BertModel
     from bert_tf.tasks import TaggingTask
 
     lengths = [int(length) for length in args.lengths]
     files = finetune.model_files(minilm.model_dir(), max_seq_length=max(lengths))
-    strategy = run_setup.prepare(1, distribution.TpuConfig(), args.mixed_precision)
-    jit_compile = xla.resolve_jit_compile(None, strategy)
+    runtime = run_setup.prepare(1, distribution.TpuConfig(), args.mixed_precision)
+    jit_compile = runtime.jit_compile
     task = TaggingTask(CONLL_TAGS, max(lengths))
-    encoder = BertModel(files.bert_config)
-    heads = task.create_heads(encoder)
+    with precision.building_under(runtime.policy):
+        encoder = BertModel(files.bert_config)
+        heads = task.create_heads(encoder)
     variables = encoder.trainable_variables + heads["classifier"].trainable_variables
 
     @tf.function(jit_compile=jit_compile, reduce_retracing=True)
@@ -116,7 +117,7 @@ def main(args):
                       "growth_mb": resident - built, "built_mb": built,
                       "allocator_peak_mb": allocator_peak_mb(tf),
                       "jit_compile": jit_compile,
-                      "policy": tf.keras.mixed_precision.global_policy().name,
+                      "policy": runtime.policy,
                       "checkout": os.getcwd(), **machine.describe()}, args.out)
 
 

@@ -226,7 +226,7 @@ def main(args):
     predictions = batch * pretraining_step.MAX_PREDICTIONS
     mlm_flops = 3 * 2 * predictions * hidden * vocab
     rest_flops = pretraining_step.train_flops(cfg, batch, seq, predictions) - mlm_flops
-    gflops = _matmul_gflops(tf, keras.mixed_precision.global_policy().compute_dtype,
+    gflops = _matmul_gflops(tf, keras.mixed_precision.Policy(args.precision).compute_dtype,
                             args.jit_compile)
     fixed_ms = by_group["mlm_projection"] + by_group["mlm_loss"]
     bound_ms = (fixed_ms + rest_flops / gflops / 1e6) / os.cpu_count()

@@ -12,7 +12,7 @@ that goes its own way:
   check_actions()   refuses a run with nothing to do; tells an export-only run;
   model_files()     the pretrained model's config, vocab and casing, checked
                     against each other and against max_seq_length;
-  setup()           seed, strategy, precision and batch checks, before any
+  setup()           seed, strategy, precision, XLA and batch checks, before any
                     model is built;
   train_steps()     optimizer updates and warmup from epochs;
   task_settings()   what the model is for, which a later run of the same
@@ -132,8 +132,10 @@ class FinetuneConfig:
       num_train_epochs: Epochs of training, possibly fractional.
       warmup_proportion: The share of updates with a rising learning rate.
       learning_rate, optimizer, adam_bias_correction, decay_after_warmup,
-        gradient_accumulation_steps, keep_checkpoint_max, jit_compile,
-        inference_precision: As in run_setup.TrainingConfig.
+        gradient_accumulation_steps, keep_checkpoint_max, inference_precision:
+        As in run_setup.TrainingConfig.
+      jit_compile: XLA for the train, eval and predict steps: True, False
+        or None (auto: by device and precision; see run_setup.Runtime).
       iterations_per_loop, save_checkpoints_steps, log_every_secs,
         save_checkpoints_secs: The cadence, each None where not given (see
         run_setup.TrainingConfig.for_strategy).
@@ -172,7 +174,7 @@ class FinetuneConfig:
     log_every_secs: float | None = None
     save_checkpoints_secs: float | None = None
     keep_checkpoint_max: int = run_setup.TrainingConfig.keep_checkpoint_max
-    jit_compile: bool | None = run_setup.TrainingConfig.jit_compile
+    jit_compile: bool | None = None
     mixed_precision: str = "auto"
     inference_precision: str = run_setup.TrainingConfig.inference_precision
     seed: int | None = None
@@ -325,7 +327,7 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
 
 
 def setup(config):
-    """Seeds, picks the strategy and the precision, and checks the batch sizes.
+    """Seeds, picks the strategy, the precision and XLA, and checks the batch sizes.
 
     The strategy comes before anything else touches TensorFlow's devices:
     MultiWorkerMirroredStrategy cannot be set up once TensorFlow has started.
@@ -336,13 +338,14 @@ def setup(config):
         see tpu_rules.py).
 
     Returns:
-      The tf.distribute.Strategy.
+      The run's run_setup.Runtime.
 
     Raises:
       FinetuneError: for batch sizes that do not split, or varying shapes on TPU.
     """
-    strategy = run_setup.prepare(config.seed, config.tpu, config.mixed_precision,
+    runtime = run_setup.prepare(config.seed, config.tpu, config.mixed_precision,
                                 config.jit_compile)
+    strategy = runtime.strategy
     if config.dynamic_padding and tpu_rules.enforced(strategy):
         raise FinetuneError("--dynamic_padding is for CPUs and GPUs: a TPU program needs "
                             "one static sequence length")
@@ -353,7 +356,7 @@ def setup(config):
             predict_batch_size=config.predict_batch_size)
     except ValueError as e:
         raise FinetuneError(str(e)) from None
-    return strategy
+    return runtime
 
 
 def train_steps(num_examples, train_batch_size, num_train_epochs, warmup_proportion):
@@ -398,13 +401,13 @@ def task_settings(task, data, files):
             "do_lower_case": files.do_lower_case}
 
 
-def create_trainer(task, files, strategy, config, trained_required=False, settings=None):
+def create_trainer(task, files, runtime, config, trained_required=False, settings=None):
     """A Trainer for the task, resumed from config.output_dir or initialized.
 
     Args:
       task: A tasks.Task.
       files: The pretrained model's ModelFiles.
-      strategy: From setup().
+      runtime: setup()'s run_setup.Runtime.
       config: A run_setup.TrainingConfig.
       trained_required: Refuse to start from anything but output_dir's own
         checkpoint (an export-only run: an export of the pretrained encoder
@@ -421,7 +424,7 @@ def create_trainer(task, files, strategy, config, trained_required=False, settin
         vocab or casing.
     """
     tf.io.gfile.makedirs(config.output_dir)
-    trainer = training.Trainer(task, files.bert_config, strategy, config)
+    trainer = training.Trainer(task, files.bert_config, runtime, config)
     resumed = trainer.restore(files.init_checkpoint) == "resumed"
     if not resumed and trained_required:
         raise FinetuneError(f"--export_dir alone exports the run in --output_dir, but "
@@ -573,8 +576,7 @@ def write_outputs(trainer, predictions, references):
         trainer.task.write_outputs(predictions, references, trainer.output_dir)
 
 
-def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic",
-                 jit_compile=False):
+def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     """Writes the task's raw-text SavedModel from the trained model.
 
     Args:
@@ -583,8 +585,11 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic",
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
       max_seq_length: As in training.
       shapes: One of serving.SHAPES (--export_shapes).
-      jit_compile: XLA-compile the export (--jit_compile=true; auto and false
-        export without XLA: serving.py says why).
+
+    The export computes under the trainer's inference policy, and is
+    XLA-compiled only when the run's Runtime was asked for XLA
+    (--jit_compile=true; auto and false export without it: serving.py says
+    why).
 
     Returns:
       export_dir.
@@ -592,17 +597,18 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic",
     logging.info("Exporting to %s (computing in %s)", export_dir, trainer.inference.policy)
     return export.export_task(export_dir, trainer.task, trainer.encoder, trainer.heads,
                               files.vocab_file, files.do_lower_case, max_seq_length,
-                              trainer.inference.policy, shapes, jit_compile)
+                              trainer.inference.policy, shapes,
+                              trainer.runtime.requested_jit_compile is True)
 
 
 def start(config):
-    """What comes before the task: the model's files, then the strategy.
+    """What comes before the task: the model's files, then the runtime.
 
     Args:
       config: A FinetuneConfig.
 
     Returns:
-      (files, strategy): model_files()' ModelFiles and setup()'s strategy.
+      (files, runtime): model_files()' ModelFiles and setup()'s run_setup.Runtime.
 
     Raises:
       FinetuneError: naming the flag or file that does not fit.
@@ -628,7 +634,7 @@ def splits_to_read(data, config):
             + (tuple(data.predict_splits) if config.do_predict else ()))
 
 
-def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
+def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
     """Fine-tunes, evaluates, predicts and exports, as the config asks.
 
     Every split the run needs is read and checked before training, so that a
@@ -645,7 +651,7 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
       task: A tasks.Task.
       data: Its finetune_data.FinetuneData.
       files: start()'s ModelFiles.
-      strategy: start()'s strategy.
+      runtime: start()'s run_setup.Runtime.
       num_chunks: Train in this many equal chunks (train_in_chunks()).
       after_chunk: Called with a TrainingProgress after each chunk, and once
         before training when it starts from step 0; with do_eval, the first
@@ -667,8 +673,8 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
             data.num_train_examples(), config.train_batch_size,
             config.num_train_epochs, config.warmup_proportion)
     trainer = create_trainer(
-        task, files, strategy,
-        config.training_config(max(num_train_steps, 1), num_warmup_steps, strategy),
+        task, files, runtime,
+        config.training_config(max(num_train_steps, 1), num_warmup_steps, runtime.strategy),
         trained_required=export_only, settings=task_settings(task, data, files))
     if config.do_train and trainer.is_chief:
         # Training on in a folder means training on the same data, cut alike.
@@ -761,7 +767,7 @@ def run(config, task, data, files, strategy, num_chunks=1, after_chunk=None):
             write_split_outputs(split)
     if config.export_dir and trainer.is_chief:
         export_model(config.export_dir, trainer, files, config.max_seq_length,
-                     shapes=config.export_shapes, jit_compile=config.jit_compile is True)
+                     shapes=config.export_shapes)
     predicted = {split: predictions[data.source(split)] for split in splits_to_read(data, config)
                  if data.source(split) in predictions}
     return FinetuneResult(trainer, results, predicted)

@@ -16,6 +16,8 @@ Weights are float32 under every policy: a model trained in bfloat16 computes
 in float32 from the same weights (with_policy).
 """
 
+import contextlib
+
 import tensorflow as tf
 from absl import logging
 
@@ -31,8 +33,11 @@ INFERENCE_PRECISIONS = {"float32": "float32", "bfloat16": "mixed_bfloat16",
                         "float16": "mixed_float16", "as_trained": None}
 
 
-def set_precision_policy(mixed_precision, strategy):
-    """Sets the global Keras dtype policy before any model is built.
+def choose_policy(mixed_precision, strategy):
+    """The Keras dtype policy a run trains under, logged in one line.
+
+    run_setup.Runtime holds it; models are built under it with
+    building_under().
 
     Args:
       mixed_precision: One of PRECISIONS. "auto" picks bfloat16 on TPU,
@@ -41,7 +46,7 @@ def set_precision_policy(mixed_precision, strategy):
       strategy: The strategy the model will run under.
 
     Returns:
-      The policy name set: "float32", "mixed_bfloat16" or "mixed_float16".
+      The policy name: "float32", "mixed_bfloat16" or "mixed_float16".
     """
     if mixed_precision not in PRECISIONS:
         raise ValueError(f"--mixed_precision must be one of {PRECISIONS}, got {mixed_precision!r}")
@@ -61,9 +66,31 @@ def set_precision_policy(mixed_precision, strategy):
                 reason = (f"auto: the CPU multiplies float32 at least as fast as bfloat16 "
                           f"({kind.why})")
     policy = "float32" if mixed_precision == "float32" else f"mixed_{mixed_precision}"
-    keras.mixed_precision.set_global_policy(policy)
     logging.info("Precision policy: %s (%s)", policy, reason)
     return policy
+
+
+@contextlib.contextmanager
+def building_under(policy):
+    """Builds the Keras layers made inside it under a dtype policy.
+
+    A Keras layer takes its policy when it is made, from the global one;
+    this sets that for the layers made inside only, and puts the caller's
+    back after, so that the policy a model computes under is the one its
+    builder was handed (run_setup.Runtime.policy), whatever was built before.
+
+    Args:
+      policy: A Keras dtype policy name, such as "mixed_bfloat16".
+
+    Yields:
+      Nothing.
+    """
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
 
 
 def with_policy(task, encoder, heads, policy):
@@ -85,13 +112,9 @@ def with_policy(task, encoder, heads, policy):
     """
     if policy == encoder.dtype_policy.name:
         return encoder, heads
-    previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(policy)
-    try:
+    with building_under(policy):
         copy = BertModel(encoder.config)
         copy_heads = task.create_heads(copy)
-    finally:
-        keras.mixed_precision.set_global_policy(previous)
     copy_weights(encoder, heads, copy, copy_heads)
     return copy, copy_heads
 

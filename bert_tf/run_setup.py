@@ -1,8 +1,9 @@
 """What a training run is set up with, before any model is built.
 
 - prepare(): seeds the random generators, picks the strategy (TPU, GPUs, or
-  the default), sets the precision policy and, on a CPU, the allocator that
-  suits the steps (memory.py), in the order TensorFlow needs.
+  the default), the precision policy and the XLA choice (a Runtime, which
+  every later step is handed) and, on a CPU, the allocator that suits the
+  steps (memory.py), in the order TensorFlow needs.
   Fine-tuning (finetune.setup), run_pretraining.py and extract_features.py
   all start here.
 - validate_batch_sizes(): the batch sizes against the strategy's replicas.
@@ -39,7 +40,7 @@ SAVE_CHECKPOINTS_SECS = 600.0
 USER_SETTINGS = ("learning_rate", "optimizer", "adam_bias_correction", "decay_after_warmup",
                  "gradient_accumulation_steps", "iterations_per_loop",
                  "save_checkpoints_steps", "log_every_secs", "save_checkpoints_secs",
-                 "keep_checkpoint_max", "jit_compile", "inference_precision")
+                 "keep_checkpoint_max", "inference_precision")
 
 
 
@@ -51,6 +52,50 @@ def set_random_seed(seed):
     """
     if seed is not None:
         keras.utils.set_random_seed(seed)
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    """Where and how a run computes: chosen once, handed to what builds or runs a model.
+
+    prepare() makes it for the scripts; Runtime.resolve() makes one for a
+    strategy a caller already has. The Trainer (its training, evaluation and
+    prediction), the export and the feature extractor take these choices
+    from it, so that every part of a run agrees on them, whatever order the
+    parts are built in; nothing reads them back from Keras's global state.
+
+    Attributes:
+      strategy: The tf.distribute.Strategy; models and optimizers go in its
+        scope().
+      policy: The Keras dtype policy training computes under: "float32",
+        "mixed_bfloat16" or "mixed_float16" (precision.choose_policy).
+      jit_compile: Whether the train, eval and predict steps are compiled
+        with XLA (xla.resolve_jit_compile).
+      requested_jit_compile: What the user asked for: True, False or None
+        (auto). An export is XLA-compiled only when asked (serving.py says
+        why).
+    """
+
+    strategy: tf.distribute.Strategy
+    policy: str = "float32"
+    jit_compile: bool = False
+    requested_jit_compile: bool | None = None
+
+    @classmethod
+    def resolve(cls, strategy, mixed_precision="float32", jit_compile=None):
+        """The Runtime of a strategy, its precision policy and XLA choice resolved.
+
+        Args:
+          strategy: The strategy the models will run under.
+          mixed_precision: One of precision.PRECISIONS; "auto" picks by device.
+          jit_compile: True, False or None (auto: by device and policy).
+
+        Returns:
+          A Runtime.
+        """
+        policy = precision.choose_policy(mixed_precision, strategy)
+        return cls(strategy, policy, xla.resolve_jit_compile(jit_compile, strategy, policy),
+                   jit_compile)
 
 
 def prepare(seed, tpu, mixed_precision, jit_compile=None):
@@ -70,14 +115,13 @@ def prepare(seed, tpu, mixed_precision, jit_compile=None):
         compiled (xla.resolve_jit_compile).
 
     Returns:
-      The tf.distribute.Strategy; models and optimizers go in its scope().
+      The run's Runtime: its strategy, precision policy and XLA choice.
     """
     set_random_seed(seed)
-    strategy = tpu.resolve_strategy()
-    precision.set_precision_policy(mixed_precision, strategy)
-    if xla.runs_on_cpu(strategy) and xla.resolve_jit_compile(jit_compile, strategy):
+    runtime = Runtime.resolve(tpu.resolve_strategy(), mixed_precision, jit_compile)
+    if xla.runs_on_cpu(runtime.strategy) and runtime.jit_compile:
         memory.use_system_allocator()
-    return strategy
+    return runtime
 
 
 def validate_batch_sizes(strategy, train_batch_size, gradient_accumulation_steps=1,
@@ -139,8 +183,8 @@ class TrainingConfig:
       save_checkpoints_secs: If set, a checkpoint is also saved after the
         first loop that ends this long after the last save.
       keep_checkpoint_max: How many checkpoints to keep.
-      jit_compile: Compile each replica's forward and backward pass with XLA;
-        None picks by device (xla.resolve_jit_compile).
+
+    Whether the steps are XLA-compiled is the Runtime's (jit_compile).
     """
 
     output_dir: str
@@ -156,7 +200,6 @@ class TrainingConfig:
     log_every_secs: float | None = None
     save_checkpoints_secs: float | None = None
     keep_checkpoint_max: int = 5
-    jit_compile: bool | None = None
     inference_precision: str = "float32"
 
     @classmethod

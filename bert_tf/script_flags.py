@@ -4,7 +4,8 @@ Each flag is defined here once, with the original repository's name and
 default where it had one (the default written in the config the flag
 sets), and read here once: a script defines the groups
 it needs, and turns the parsed values into the library's typed configs
-(finetune.FinetuneConfig, run_setup.TrainingConfig, distribution.TpuConfig)
+(finetune.FinetuneConfig, pretrain.PretrainingConfig,
+run_setup.TrainingConfig, distribution.TpuConfig)
 with the functions below. Nothing else in bert_tf reads a flag, so the
 notebook and Python callers build the same configs directly.
 
@@ -22,6 +23,7 @@ from bert_tf import (
     input_pipeline,
     optimization,
     precision,
+    pretrain,
     run_setup,
     serving,
     tpu_rules,
@@ -32,6 +34,7 @@ from bert_tf import (
 # The configs whose defaults the flags take: each default is written once.
 TRAINING = run_setup.TrainingConfig
 FINETUNE = finetune.FinetuneConfig
+PRETRAINING = pretrain.PretrainingConfig
 
 
 def define_model_flags(flag_values=flags.FLAGS):
@@ -262,6 +265,79 @@ def define_padding_flags(flag_values=flags.FLAGS):
         "so results can differ a little from the original's recipe.", flag_values=flag_values)
 
 
+def define_pretraining_script_flags(flag_values=flags.FLAGS):
+    """Defines every flag of run_pretraining.py: its own, the training and the TPU ones.
+
+    The script then calls flags.adopt_module_key_flags(script_flags) to show
+    them in its --help.
+
+    Args:
+      flag_values: The absl FlagValues to define them in.
+    """
+    fv = {"flag_values": flag_values}
+    flags.DEFINE_string(
+        "input_file", None,
+        "TFRecord files from create_pretraining_data.py (this one's or the original's): "
+        "comma-separated, globs allowed.", **fv)
+    flags.DEFINE_string(
+        "eval_input_file", None,
+        "Files to evaluate on; default: --input_file, as the original does.", **fv)
+    flags.DEFINE_integer(
+        "max_predictions_per_seq", PRETRAINING.max_predictions_per_seq,
+        "Masked LM predictions per sequence. Must match data generation.", lower_bound=1,
+        **fv)
+    flags.DEFINE_integer(
+        "num_train_steps", PRETRAINING.num_train_steps,
+        "Optimizer updates to train for in all; a resumed run stops there too. The "
+        "learning rate decays linearly to 0 at this step.", lower_bound=1, **fv)
+    flags.DEFINE_integer(
+        "num_warmup_steps", PRETRAINING.num_warmup_steps,
+        "Steps over which the learning rate rises linearly to --learning_rate.",
+        lower_bound=0, **fv)
+    flags.DEFINE_integer(
+        "max_eval_steps", PRETRAINING.max_eval_steps,
+        "Evaluate on at most this many batches of --eval_batch_size.", lower_bound=1, **fv)
+    flags.DEFINE_bool(
+        "dynamic_masking", PRETRAINING.dynamic_masking,
+        "Draw new masks for each training batch in the input pipeline, from the unmasked "
+        "tokens, instead of using the stored ones (as RoBERTa does); works on any "
+        "--input_file. Evaluation keeps the stored masks, so that its results compare "
+        "across runs. Needs --vocab_file.", **fv)
+    vocab_flags.define_vocab_file_flag(
+        "With --dynamic_masking: the vocab.txt of the data, for the ids of [CLS], [SEP], "
+        "[MASK] and of the word pieces that random replacements draw from.", flag_values)
+    flags.DEFINE_float(
+        "masked_lm_prob", PRETRAINING.masked_lm_prob,
+        "With --dynamic_masking: the share of the tokens to mask.", **fv)
+    define_training_flags(flag_values)
+    define_tpu_flags(flag_values)
+    # Shown in --help with this module's flags, which the script adopts.
+    flags.adopt_module_key_flags(vocab_flags, flag_values=flag_values)
+    # Checked when the flags are parsed, before any work; pretrain.run checks
+    # a Python caller's config with the same functions.
+    flags.register_multi_flags_validator(
+        ["max_predictions_per_seq", "max_seq_length"],
+        _validator(lambda f: pretrain.check_lengths(f["max_seq_length"],
+                                                    f["max_predictions_per_seq"])),
+        flag_values=flag_values)
+    flags.register_multi_flags_validator(
+        ["dynamic_masking", "vocab_file", "masked_lm_prob"],
+        _validator(lambda f: pretrain.check_masking(f["dynamic_masking"], f["vocab_file"],
+                                                    f["masked_lm_prob"])),
+        flag_values=flag_values)
+
+
+def _validator(check):
+    """An absl flags validator of a pretrain check that raises PretrainingError."""
+    def validate(values):
+        try:
+            check(values)
+        except pretrain.PretrainingError as e:
+            raise flags.ValidationError(str(e)) from e
+        return True
+    return validate
+
+
 def define_tpu_flags(flag_values=flags.FLAGS):
     """Defines the original's TPU flags, plus --tpu. Call once per script.
 
@@ -337,21 +413,40 @@ def training_settings(flag_values):
     return settings
 
 
-def training_config(flag_values, num_train_steps, num_warmup_steps, strategy):
-    """The TrainingConfig of define_training_flags()'s flags (run_pretraining.py's).
+def pretraining_config(flag_values):
+    """The PretrainingConfig of run_pretraining.py's flags.
+
+    The script defines its own flags (named as PretrainingConfig's fields),
+    define_training_flags() and define_tpu_flags().
 
     Args:
       flag_values: The parsed flags.
-      num_train_steps: The step training ends at.
-      num_warmup_steps: Warmup's length.
-      strategy: The run's strategy, for the cadence.
 
     Returns:
-      A run_setup.TrainingConfig.
+      A pretrain.PretrainingConfig.
     """
-    return run_setup.TrainingConfig.for_strategy(
-        strategy, output_dir=flag_values.output_dir, num_train_steps=num_train_steps,
-        num_warmup_steps=num_warmup_steps, **training_settings(flag_values))
+    return pretrain.PretrainingConfig(
+        input_file=flag_values.input_file,
+        output_dir=flag_values.output_dir,
+        eval_input_file=flag_values.eval_input_file,
+        bert_config_file=flag_values.bert_config_file,
+        init_checkpoint=flag_values.init_checkpoint,
+        max_seq_length=flag_values.max_seq_length,
+        max_predictions_per_seq=flag_values.max_predictions_per_seq,
+        do_train=flag_values.do_train,
+        do_eval=flag_values.do_eval,
+        train_batch_size=flag_values.train_batch_size,
+        eval_batch_size=flag_values.eval_batch_size,
+        num_train_steps=flag_values.num_train_steps,
+        num_warmup_steps=flag_values.num_warmup_steps,
+        max_eval_steps=flag_values.max_eval_steps,
+        dynamic_masking=flag_values.dynamic_masking,
+        vocab_file=flag_values.vocab_file,
+        masked_lm_prob=flag_values.masked_lm_prob,
+        mixed_precision=flag_values.mixed_precision,
+        seed=flag_values.seed,
+        tpu=tpu_config(flag_values),
+        **training_settings(flag_values))
 
 
 def finetune_config(flag_values):

@@ -20,7 +20,7 @@ the chief writes to `output_dir` (training_checkpoints.py says how the
 others save).
 
 Each replica computes its gradients in one tf.function, XLA-compiled as
-xla.resolve_jit_compile decides (always under the TPU's rules, tpu_rules.py);
+the run's Runtime says (run_setup.py) (always under the TPU's rules, tpu_rules.py);
 applying them stays outside XLA because the cross-replica all-reduce of
 MirroredStrategy cannot be compiled.
 """
@@ -42,7 +42,6 @@ from bert_tf import (
     precision,
     run_dir,
     tpu_rules,
-    xla,
 )
 from bert_tf.modeling import BertModel
 from bert_tf.progress import format_duration, loop_steps
@@ -55,7 +54,7 @@ class Trainer:
     """Trains, evaluates and predicts with one task under one strategy.
 
     Typical use:
-      trainer = Trainer(task, bert_config, strategy, TrainingConfig(output_dir, steps))
+      trainer = Trainer(task, bert_config, runtime, TrainingConfig(output_dir, steps))
       trainer.restore(init_checkpoint)
       trainer.train(train_dataset_fn, num_train_steps)
       results = trainer.evaluate(eval_dataset_fn, max_steps)
@@ -71,16 +70,20 @@ class Trainer:
         restore() loaded, or None when it resumed or started from scratch.
     """
 
-    def __init__(self, task, bert_config, strategy, config):
+    def __init__(self, task, bert_config, runtime, config):
         """Builds the model, heads and optimizer in the strategy scope, and their checkpoints.
 
         Args:
           task: A tasks.Task.
           bert_config: The encoder's BertConfig.
-          strategy: From distribution.resolve_strategy().
+          runtime: A run_setup.Runtime (run_setup.prepare()'s): the strategy,
+            the precision policy the model is built under, and whether the
+            steps are XLA-compiled.
           config: A TrainingConfig.
         """
+        strategy = runtime.strategy
         self.task = task
+        self.runtime = runtime
         self.strategy = strategy
         self.config = config
         self.output_dir = config.output_dir
@@ -94,14 +97,14 @@ class Trainer:
         self.iterations_per_loop = config.iterations_per_loop
         self.save_checkpoints_steps = config.save_checkpoints_steps
         self.accumulation_steps = config.gradient_accumulation_steps
-        with strategy.scope():
+        with strategy.scope(), precision.building_under(runtime.policy):
             self.encoder = BertModel(bert_config)
             self.heads = task.create_heads(self.encoder)
             self.optimizer = optimization.create_optimizer(
                 config.learning_rate, config.num_train_steps, config.num_warmup_steps,
                 optimizer_type=config.optimizer, bias_correction=config.adam_bias_correction,
                 decay_after_warmup=config.decay_after_warmup)
-            if keras.mixed_precision.global_policy().name == "mixed_float16":
+            if runtime.policy == "mixed_float16":
                 self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
             # Slots must exist before the first distributed step.
             self.optimizer.build(self.trainable_variables)
@@ -115,14 +118,14 @@ class Trainer:
             strategy, config.output_dir, config.keep_checkpoint_max, self.encoder,
             self.heads, self.optimizer)
         # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled
-        # (xla.resolve_jit_compile) and every input checked for static shapes,
+        # (the Runtime's choice) and every input checked for static shapes,
         # as a TPU needs.
         self.tpu_rules = tpu_rules.enforced(strategy)
-        jit_compile = xla.resolve_jit_compile(config.jit_compile, strategy)
+        jit_compile = runtime.jit_compile
         logging.info("XLA for the train, eval and predict steps: %s%s",
                      "on" if jit_compile else "off",
                      " (the TPU's rules)" if self.tpu_rules
-                     else " (auto)" if config.jit_compile is None else "")
+                     else " (auto)" if runtime.requested_jit_compile is None else "")
         self._compute_gradients = tf.function(self._gradients, jit_compile=jit_compile)
         self._train_loop = tf.function(self._train_loop_fn)
         self._jit_compile = jit_compile
@@ -131,8 +134,7 @@ class Trainer:
         # otherwise; precision.inference_policy logs it when it is not).
         self.inference = inference.Inference(
             task, self.encoder, self.heads, strategy, jit_compile,
-            precision.inference_policy(config.inference_precision,
-                                       self.encoder.dtype_policy.name))
+            precision.inference_policy(config.inference_precision, runtime.policy))
 
     @property
     def global_step(self):
@@ -190,7 +192,7 @@ class Trainer:
         fields = dataclasses.asdict(self.config)
         for operational in ("output_dir", "iterations_per_loop", "save_checkpoints_steps",
                             "log_every_secs", "save_checkpoints_secs",
-                            "keep_checkpoint_max", "jit_compile", "inference_precision"):
+                            "keep_checkpoint_max", "inference_precision"):
             fields.pop(operational)
         return {**fields, "train_batch_size": global_batch_size,
                 "init_checkpoint": self.init_checkpoint}

@@ -4,8 +4,6 @@ import tensorflow as tf
 
 from bert_tf import cpu, tpu_rules
 
-keras = tf.keras
-
 # --jit_compile's values.
 JIT_COMPILE_CHOICES = ("auto", "true", "false")
 
@@ -15,13 +13,14 @@ def parse_jit_compile(value):
     return {"auto": None, "true": True, "false": False}[value.lower()]
 
 
-def resolve_jit_compile(jit_compile, strategy):
+def resolve_jit_compile(jit_compile, strategy, policy):
     """Whether the train, eval and predict steps are compiled with XLA.
 
     Under the TPU's rules (tpu_rules.py) every step is compiled, whatever
     jit_compile says: a TPU runs nothing else. This is the one place the
-    choice is made; the Trainer, the feature extractor and the CPU allocator
-    (run_setup.prepare) all follow it.
+    choice is made, once per run, by run_setup.Runtime; the Trainer, the
+    feature extractor and the CPU allocator (run_setup.prepare) follow the
+    Runtime.
 
     Args:
       jit_compile: True, False, or None for auto: XLA on GPUs and on most
@@ -32,6 +31,8 @@ def resolve_jit_compile(jit_compile, strategy):
         compile every step anyway. The measurements behind this choice are in
         docs/benchmarks.md, "`--jit_compile=auto`: the figures behind it".
       strategy: The strategy the model runs under.
+      policy: The Keras dtype policy name it computes under
+        (precision.choose_policy).
 
     Returns:
       A bool.
@@ -42,7 +43,7 @@ def resolve_jit_compile(jit_compile, strategy):
         return jit_compile
     if not runs_on_cpu(strategy):
         return True
-    if keras.mixed_precision.global_policy().name == "mixed_bfloat16":
+    if policy == "mixed_bfloat16":
         return False
     return cpu.this_cpu().float32_prefers_xla
 

@@ -33,7 +33,7 @@ def test_the_variable_overrides_the_detection(monkeypatch, override, bfloat16):
 def test_auto_xla_in_float32_follows_the_cpu_kind(monkeypatch):
     strategy = tf.distribute.get_strategy()
     monkeypatch.setattr(cpu, "this_cpu", lambda: cpu.cpu_kind(INTEL_AVX512_BF16))
-    assert xla.resolve_jit_compile(None, strategy) is False
-    assert xla.resolve_jit_compile(True, strategy) is True
+    assert xla.resolve_jit_compile(None, strategy, "float32") is False
+    assert xla.resolve_jit_compile(True, strategy, "float32") is True
     monkeypatch.setattr(cpu, "this_cpu", lambda: cpu.cpu_kind(INTEL_AMX))
-    assert xla.resolve_jit_compile(None, strategy) is True
+    assert xla.resolve_jit_compile(None, strategy, "float32") is True

@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
-from bert_tf import checkpoints, feature_extraction, tokenization
+from bert_tf import checkpoints, feature_extraction, run_setup, tokenization
 from bert_tf.feature_extraction import ExtractionError, InputExample, extractor
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "hidden_states_minilm.npz")
@@ -251,13 +251,15 @@ def test_two_replicas_give_the_same_values(tiny, tmp_path, two_cpu_strategy):
     files, _ = tiny
     lines = [*LINES, "A third line.", "And a fourth, ||| and fifth."]
     one = read_jsonl(run(files, tmp_path, lines, batch_size=4))
-    two = read_jsonl(run(files, tmp_path, lines, batch_size=4, strategy=two_cpu_strategy))
+    two = read_jsonl(run(files, tmp_path, lines, batch_size=4,
+                         runtime=run_setup.Runtime.resolve(two_cpu_strategy)))
     assert [line["linex_index"] for line in two] == [0, 1, 2, 3]
     for a, b in zip(one, two, strict=True):
         np.testing.assert_allclose(layer_values(a, -1), layer_values(b, -1), atol=2e-6)
     with pytest.raises(ExtractionError, match="--batch_size=3: must be a positive multiple "
                                               "of the 2 replicas"):
-        run(files, tmp_path, lines, batch_size=3, strategy=two_cpu_strategy)
+        run(files, tmp_path, lines, batch_size=3,
+            runtime=run_setup.Runtime.resolve(two_cpu_strategy))
 
 
 # Output formats

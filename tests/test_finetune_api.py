@@ -28,7 +28,7 @@ VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 WORDS = [w for w in tokenization.load_vocab(VOCAB)
          if w.isalpha() and w.islower() and not w.startswith("##")]
 
-# What each family's program builds after `files, strategy = finetune.start(config)`.
+# What each family's program builds after `files, runtime = finetune.start(config)`.
 FAMILIES = {
     "classification": ("""
         processor = glue.get_processor("MRPC")
@@ -69,9 +69,9 @@ config = finetune.FinetuneConfig(
     output_dir={output_dir!r}, init_checkpoint={checkpoint!r}, max_seq_length=32,
     do_train=True, do_eval=True, train_batch_size=2, eval_batch_size=2,
     num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1)
-files, strategy = finetune.start(config)
+files, runtime = finetune.start(config)
 {family}
-finetune.run(config, task, data, files, strategy)
+finetune.run(config, task, data, files, runtime)
 script_flags = {{"output_dir", "learning_rate", "do_train", "tpu", "jit_compile",
                 "dynamic_padding", "verbose"}}
 print(json.dumps(sorted(script_flags & set(flags.FLAGS))))
@@ -135,7 +135,7 @@ def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
         do_train=True, do_eval=True, train_batch_size=2, eval_batch_size=2,
         num_train_epochs=4.0, learning_rate=1e-3, jit_compile=False, seed=1,
         mixed_precision="float32")
-    files, strategy = finetune.start(config)
+    files, runtime = finetune.start(config)
     processor = glue.get_processor("MRPC")
     task = ClassificationTask(2, glue_task=processor.name, sentence_pairs=True,
                               max_seq_length=config.max_seq_length,
@@ -147,7 +147,7 @@ def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
     def after_chunk(progress):
         reports.append((progress.trainer.global_step, progress))
 
-    result = finetune.run(config, task, data, files, strategy, num_chunks=2,
+    result = finetune.run(config, task, data, files, runtime, num_chunks=2,
                           after_chunk=after_chunk)
     # 2 training examples, batches of 2, 4 epochs: 4 steps, reported before training and
     # after each of the two chunks, each time with the dev set's metrics.
@@ -182,12 +182,12 @@ def test_dynamic_padding_predicts_shortest_first_and_returns_input_order(checkpo
         do_train=True, do_eval=True, train_batch_size=1, eval_batch_size=3,
         num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1,
         dynamic_padding=True)
-    files, strategy = finetune.start(config)
+    files, runtime = finetune.start(config)
     data = conll.ConllData(files.tokenizer(), config.max_seq_length, stride=8,
                            data_dir=str(folder))
     data.read(finetune.splits_to_read(data, config))
     task = TaggingTask(data.labels(), config.max_seq_length, window_stride=8)
-    result = finetune.run(config, task, data, files, strategy)
+    result = finetune.run(config, task, data, files, runtime)
     spec = {"input_mask": tf.io.FixedLenFeature([32], tf.int64),
             "sentence_index": tf.io.FixedLenFeature([1], tf.int64)}
     written = [tf.io.parse_single_example(record, spec) for record in

@@ -121,9 +121,9 @@ def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(t
         vocab_file=str(vocab), max_seq_length=SEQ, do_train=True, do_eval=True,
         train_batch_size=16, eval_batch_size=16, learning_rate=3e-3, num_train_epochs=10,
         dynamic_padding=True, seed=1)
-    files, strategy = finetune.start(run)
+    files, runtime = finetune.start(run)
     data = GeneratedQuestions({"train": 256, "dev": 64})
-    finetune.run(run, MultipleChoiceTask(CHOICES, SEQ), data, files, strategy)
+    finetune.run(run, MultipleChoiceTask(CHOICES, SEQ), data, files, runtime)
 
     with open(os.path.join(output_dir, "eval_results.txt"), encoding="utf-8") as f:
         results = dict(line.strip().split(" = ") for line in f)

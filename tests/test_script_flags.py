@@ -84,10 +84,12 @@ def test_group_by_length_without_dynamic_padding_is_refused():
 
 def test_run_pretraining_flags_become_its_training_config():
     values = flags.FlagValues()
-    script_flags.define_training_flags(values)
-    values(["prog", "--output_dir=/tmp/pretrain", "--learning_rate=1e-4", "--optimizer=lamb",
-            "--gradient_accumulation_steps=2", "--save_checkpoints_steps=500"])
-    config = script_flags.training_config(values, 10000, 100, tf.distribute.get_strategy())
+    script_flags.define_pretraining_script_flags(values)
+    values(["prog", "--input_file=/tmp/records", "--output_dir=/tmp/pretrain",
+            "--learning_rate=1e-4", "--optimizer=lamb", "--gradient_accumulation_steps=2",
+            "--save_checkpoints_steps=500", "--num_train_steps=10000", "--num_warmup_steps=100"])
+    config = script_flags.pretraining_config(values).training_config(
+        tf.distribute.get_strategy())
     assert config == run_setup.TrainingConfig(
         output_dir="/tmp/pretrain", num_train_steps=10000, num_warmup_steps=100,
         learning_rate=1e-4, optimizer="lamb", gradient_accumulation_steps=2,

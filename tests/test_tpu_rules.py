@@ -241,8 +241,9 @@ def _trainer(task, output_dir):
     config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,
                         max_position_embeddings=SEQ, type_vocab_size=2)
-    return training.Trainer(task, config, tf.distribute.get_strategy(), run_setup.TrainingConfig(
-        str(output_dir), num_train_steps=2, iterations_per_loop=1, jit_compile=False))
+    runtime = run_setup.Runtime.resolve(tf.distribute.get_strategy(), jit_compile=False)
+    return training.Trainer(task, config, runtime, run_setup.TrainingConfig(
+        str(output_dir), num_train_steps=2, iterations_per_loop=1))
 
 
 def _run_step(trainer, step, examples, **batching):

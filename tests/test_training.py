@@ -66,14 +66,15 @@ def _dataset_fn(examples, global_batch, repeat=True):
 
 
 def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_compile=False,
-             learning_rate=1e-3, **kwargs):
+             learning_rate=1e-3, mixed_precision="float32", **kwargs):
     # XLA is off except where a test is about it: compiling costs seconds.
+    runtime = run_setup.Runtime.resolve(strategy or tf.distribute.get_strategy(),
+                                        mixed_precision, jit_compile)
     return training.Trainer(
-        PretrainingTask(), config, strategy or tf.distribute.get_strategy(),
+        PretrainingTask(), config, runtime,
         run_setup.TrainingConfig(
             str(output_dir), num_train_steps=steps, num_warmup_steps=2,
-            learning_rate=learning_rate, gradient_accumulation_steps=accumulation,
-            jit_compile=jit_compile, **kwargs))
+            learning_rate=learning_rate, gradient_accumulation_steps=accumulation, **kwargs))
 
 
 def _copy_weights(source, target):
@@ -208,9 +209,10 @@ def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
         return fn
 
     trainers = {trim: training.Trainer(
-        ClassificationTask(3), config, two_cpu_strategy,
+        ClassificationTask(3), config,
+        run_setup.Runtime.resolve(two_cpu_strategy, jit_compile=True),
         run_setup.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
-                                learning_rate=1e-3, iterations_per_loop=1, jit_compile=True))
+                                learning_rate=1e-3, iterations_per_loop=1))
         for trim in (False, True)}
     _copy_weights(trainers[False].encoder, trainers[True].encoder)
     _copy_weights(trainers[False].heads["classifier"], trainers[True].heads["classifier"])
@@ -229,7 +231,7 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
                 "label_ids": rng.integers(0, 3, size=(n, 1)).astype(np.int32),
                 "is_real_example": np.array([[1]] * 10 + [[0]] * 2, np.int32)}
     trainer = training.Trainer(
-        ClassificationTask(3), config, tf.distribute.get_strategy(),
+        ClassificationTask(3), config, run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
     predict_fn = _dataset_fn(examples, 4, repeat=False)
     collected = trainer.inference.predict(predict_fn)
@@ -254,15 +256,12 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
                 "is_real_example": np.ones((8, 1), np.int32)}
     predict_fn = _dataset_fn(examples, 4, repeat=False)
     trainers = {}
-    try:
-        tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-        for inference in ("float32", "as_trained"):
-            trainers[inference] = training.Trainer(
-                ClassificationTask(3), config, tf.distribute.get_strategy(),
-                run_setup.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
-                                        inference_precision=inference))
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
+    bfloat16 = run_setup.Runtime.resolve(tf.distribute.get_strategy(), "bfloat16")
+    for inference in ("float32", "as_trained"):
+        trainers[inference] = training.Trainer(
+            ClassificationTask(3), config, bfloat16,
+            run_setup.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
+                                    inference_precision=inference))
     # Larger head weights than the initial ones, so that probabilities move
     # away from uniform and precision shows in them.
     for variable in trainers["float32"].heads["classifier"].trainable_variables:
@@ -273,7 +272,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     assert trainers["as_trained"].inference.policy == "mixed_bfloat16"
     # The same weights in a float32 model: the reference.
     reference = training.Trainer(
-        ClassificationTask(3), config, tf.distribute.get_strategy(),
+        ClassificationTask(3), config, run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
     _copy_weights(trainers["float32"], reference)
     expected = reference.inference.predict(predict_fn)["predictions"]
@@ -295,7 +294,8 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
 def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
     """Fine-tuning scores through predictions and score(); Trainer.evaluate says so."""
     trainer = training.Trainer(
-        ClassificationTask(2, glue_task="sst-2"), config, tf.distribute.get_strategy(),
+        ClassificationTask(2, glue_task="sst-2"), config,
+        run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path), num_train_steps=10))
     examples = {"input_ids": np.full((4, SEQ), 7, np.int32),
                 "input_mask": np.ones((4, SEQ), np.int32),
@@ -327,13 +327,12 @@ def test_a_task_must_implement_the_whole_protocol():
 
 def test_precision_policy_choice():
     strategy = tf.distribute.get_strategy()
-    try:
-        assert precision.set_precision_policy("auto", strategy) == "float32"
-        assert precision.set_precision_policy("bfloat16", strategy) == "mixed_bfloat16"
-        with pytest.raises(ValueError, match="must be one of"):
-            precision.set_precision_policy("int8", strategy)
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
+    assert precision.choose_policy("auto", strategy) == "float32"
+    assert precision.choose_policy("bfloat16", strategy) == "mixed_bfloat16"
+    with pytest.raises(ValueError, match="must be one of"):
+        precision.choose_policy("int8", strategy)
+    # Choosing sets nothing: the Runtime carries the choice, not Keras's global state.
+    assert tf.keras.mixed_precision.global_policy().name == "float32"
 
 
 def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
@@ -368,51 +367,36 @@ def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
 @pytest.mark.parametrize("override,policy", [("1", "mixed_bfloat16"), ("0", "float32")])
 def test_auto_precision_on_a_cpu_follows_its_bfloat16_units(monkeypatch, override, policy):
     monkeypatch.setenv(cpu.CPU_BFLOAT16_ENV, override)
-    try:
-        assert precision.set_precision_policy("auto", tf.distribute.get_strategy()) == policy
-        # An explicit choice is kept whatever the CPU.
-        assert precision.set_precision_policy(
-            "float32", tf.distribute.get_strategy()) == "float32"
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
+    assert precision.choose_policy("auto", tf.distribute.get_strategy()) == policy
+    # An explicit choice is kept whatever the CPU.
+    assert precision.choose_policy("float32", tf.distribute.get_strategy()) == "float32"
     assert cpu.this_cpu().bfloat16_outruns_float32 == (override == "1")
 
 
 def test_auto_xla_is_off_for_bfloat16_on_a_cpu():
     strategy = tf.distribute.get_strategy()
-    assert xla.resolve_jit_compile(None, strategy) is True
-    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        assert xla.resolve_jit_compile(None, strategy) is False
-        assert xla.resolve_jit_compile(True, strategy) is True
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
+    assert xla.resolve_jit_compile(None, strategy, "float32") is True
+    assert xla.resolve_jit_compile(None, strategy, "mixed_bfloat16") is False
+    assert xla.resolve_jit_compile(True, strategy, "mixed_bfloat16") is True
 
 
 def test_the_tpu_rules_compile_every_step_whatever_jit_compile_says(monkeypatch):
     strategy = tf.distribute.get_strategy()
-    assert xla.resolve_jit_compile(False, strategy) is False
+    assert xla.resolve_jit_compile(False, strategy, "float32") is False
     monkeypatch.setenv(tpu_rules.ENV, "1")
-    assert xla.resolve_jit_compile(False, strategy) is True
-    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        assert xla.resolve_jit_compile(None, strategy) is True
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
+    assert xla.resolve_jit_compile(False, strategy, "float32") is True
+    assert xla.resolve_jit_compile(None, strategy, "mixed_bfloat16") is True
 
 
 def test_bfloat16_training_keeps_float32_checkpoints_that_load_into_float32(config, tmp_path):
     examples = _pretraining_examples(16)
-    tf.keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    try:
-        trainer = _trainer(config, tmp_path, steps=2, iterations_per_loop=2)
-        trainer.restore()
-        history = trainer.train(_dataset_fn(examples, 8), 2, 8)
-        assert np.isfinite(history[-1]["loss"])
-        assert {str(v.dtype) for v in trainer.trainable_variables} == {"float32"}
-        assert trainer.encoder.layer_0.compute_dtype == "bfloat16"
-    finally:
-        tf.keras.mixed_precision.set_global_policy("float32")
+    trainer = _trainer(config, tmp_path, steps=2, iterations_per_loop=2,
+                       mixed_precision="bfloat16")
+    trainer.restore()
+    history = trainer.train(_dataset_fn(examples, 8), 2, 8)
+    assert np.isfinite(history[-1]["loss"])
+    assert {str(v.dtype) for v in trainer.trainable_variables} == {"float32"}
+    assert trainer.encoder.layer_0.compute_dtype == "bfloat16"
     resumed = _trainer(config, tmp_path, steps=2, iterations_per_loop=2)
     assert resumed.restore() == "resumed"
     for a, b in zip(trainer.trainable_variables, resumed.trainable_variables, strict=True):

@@ -87,7 +87,7 @@ def bert_tf_side(args):
     order = batch_order(len(windows), updates, args.seed)
     steps = min(args.stop_after or updates, updates)
     files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
-    strategy = run_setup.prepare(args.seed, distribution.TpuConfig(), "float32")
+    runtime = run_setup.prepare(args.seed, distribution.TpuConfig(), "float32")
     config = dataclasses.replace(files.bert_config, hidden_dropout_prob=0.0,
                                  attention_probs_dropout_prob=0.0)
     # One loop per update, so that the history holds every update's loss.
@@ -95,7 +95,7 @@ def bert_tf_side(args):
         output_dir=os.path.join(args.out, "bert_tf_run"), num_train_steps=updates,
         num_warmup_steps=warmup, learning_rate=LR, iterations_per_loop=1,
         save_checkpoints_steps=updates)
-    trainer = Trainer(QuestionAnsweringTask(SEQ), config, strategy, training)
+    trainer = Trainer(QuestionAnsweringTask(SEQ), config, runtime, training)
     if trainer.restore(minilm.model_dir()) != "initialized":
         raise SystemExit(f"{training.output_dir} holds an earlier run: remove it first")
     rng = np.random.default_rng(args.seed)

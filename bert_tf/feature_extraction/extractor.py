@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, finetune, tpu_rules, xla
+from bert_tf import checkpoints, finetune, precision, run_setup, tpu_rules
 from bert_tf.feature_extraction.examples import (
     ExtractionError,
     convert_example,
@@ -39,29 +39,31 @@ class LayerExtractor:
     gets the static shape it needs.
     """
 
-    def __init__(self, model, layers, pooling="none", strategy=None, jit_compile=None):
+    def __init__(self, model, layers, pooling="none", runtime=None):
         """Wraps a model.
 
         Args:
-          model: A BertModel with its weights, built in `strategy`'s scope.
+          model: A BertModel with its weights, built in the runtime
+            strategy's scope (build_model()).
           layers: LayerSpecs.
           pooling: "none", "cls" (the [CLS] token's vector) or "mean" (over
             every real token, [CLS] and [SEP] included, as sentence-transformers
             pools).
-          strategy: The tf.distribute.Strategy; default: the current one.
-          jit_compile: Compile each replica's forward pass with XLA; None
-            picks as training does (xla.resolve_jit_compile). Under the
-            TPU's rules (tpu_rules.py) it is always compiled, and each
-            batch's shapes and types are checked.
+          runtime: The run_setup.Runtime (run_setup.prepare()'s): the
+            strategy, and whether each replica's forward pass is
+            XLA-compiled; default: the current strategy's, in float32.
+            Under the TPU's rules (tpu_rules.py) it is always compiled, and
+            each batch's shapes and types are checked.
         """
         if pooling not in POOLINGS:
             raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}")
         self._model = model
         self._positions = [spec.position for spec in layers]
         self._pooling = pooling
-        self._strategy = strategy or tf.distribute.get_strategy()
+        runtime = runtime or default_runtime()
+        self._strategy = runtime.strategy
         self._tpu_rules = tpu_rules.enforced(self._strategy)
-        jit_compile = xla.resolve_jit_compile(jit_compile, self._strategy)
+        jit_compile = runtime.jit_compile
         self._replica_forward = tf.function(self._forward, jit_compile=jit_compile)
         logging.info("XLA for the forward pass: %s%s", "on" if jit_compile else "off",
                      " (the TPU's rules)" if self._tpu_rules else "")
@@ -224,12 +226,22 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
         raise ExtractionError(str(e)) from None
 
 
-def build_model(files, strategy=None):
+def default_runtime():
+    """The Runtime of a caller that gives none: the current strategy's, in float32.
+
+    Returns:
+      A run_setup.Runtime.
+    """
+    return run_setup.Runtime.resolve(tf.distribute.get_strategy())
+
+
+def build_model(files, runtime=None):
     """A BertModel with the pretrained weights.
 
     Args:
       files: A finetune.ModelFiles with an init_checkpoint.
-      strategy: Where to build it; default: the current strategy.
+      runtime: The run_setup.Runtime: where to build it, and under which
+        precision policy; default: default_runtime().
 
     Returns:
       The BertModel.
@@ -237,8 +249,8 @@ def build_model(files, strategy=None):
     Raises:
       ExtractionError: naming --init_checkpoint, if it cannot be loaded.
     """
-    strategy = strategy or tf.distribute.get_strategy()
-    with strategy.scope():
+    runtime = runtime or default_runtime()
+    with runtime.strategy.scope(), precision.building_under(runtime.policy):
         model = BertModel(files.bert_config)
     try:
         checkpoints.load_weights(files.init_checkpoint, model)
@@ -249,7 +261,7 @@ def build_model(files, strategy=None):
 
 def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length=128,
             batch_size=32, output_format="jsonl", pooling="none", word_level=False,
-            word_pooling="first", log_every_n_examples=1000, strategy=None, jit_compile=None):
+            word_pooling="first", log_every_n_examples=1000, runtime=None):
     """Writes the hidden states of every input line: what extract_features.py does.
 
     Args:
@@ -265,9 +277,9 @@ def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length
         token (a pair's words: the first text's, then the second's).
       word_pooling: With word_level, one of WORD_POOLINGS.
       log_every_n_examples: Log progress every this many examples.
-      strategy: The tf.distribute.Strategy; default: the current one.
-      jit_compile: XLA for the forward pass: True, False or None (auto); see
-        LayerExtractor.
+      runtime: The run_setup.Runtime (run_setup.prepare()'s): the strategy,
+        the precision and XLA for the forward pass; default:
+        default_runtime().
 
     Returns:
       {"examples": written, "truncated": examples that lost pieces to
@@ -277,13 +289,12 @@ def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length
       ExtractionError: naming the flag, file or line, for anything the
         input or settings get wrong.
     """
-    strategy = strategy or tf.distribute.get_strategy()
+    runtime = runtime or default_runtime()
     _check_options(output_format, pooling, word_level, word_pooling, batch_size,
-                   max_seq_length, log_every_n_examples, strategy)
+                   max_seq_length, log_every_n_examples, runtime.strategy)
     specs = parse_layers(layers, files.bert_config.num_hidden_layers)
     total = count_examples(input_file)
-    extractor = LayerExtractor(build_model(files, strategy), specs, pooling, strategy,
-                               jit_compile)
+    extractor = LayerExtractor(build_model(files, runtime), specs, pooling, runtime)
     tokenizer = files.tokenizer()
 
     features = (convert_example(example, tokenizer, max_seq_length, word_level)
