@@ -23,7 +23,7 @@ import time
 
 from absl import app, flags, logging
 
-from bert_tf import cli
+from bert_tf import cli, path_flags
 from bert_tf.progress import format_duration
 
 STDIN = "-"
@@ -50,6 +50,8 @@ def define_flags(input_file_help=None, output_file_help=None, batch_size_help=No
     fv = {"flag_values": flag_values}
     flags.DEFINE_string("export_dir", None, "The SavedModel folder.", **fv)
     flags.mark_flag_as_required("export_dir", flag_values=flag_values)
+    # The model these scripts read, not one they write.
+    path_flags.set_role("export_dir", path_flags.INPUT, flag_values)
     flags.DEFINE_string(
         "input_file", None,
         input_file_help or "Label this file's lines instead of the arguments, one input a "
