@@ -149,6 +149,7 @@ def main(argv):
         raise app.UsageError("at least one of --do_train or --do_eval must be True")
     if not FLAGS.bert_config_file and not FLAGS.init_checkpoint:
         raise app.UsageError("give --bert_config_file, or an --init_checkpoint that has one")
+    script_flags.check_pretraining_run(FLAGS)
     strategy = run_setup.prepare(FLAGS.seed, script_flags.tpu_config(FLAGS),
                                 FLAGS.mixed_precision, script_flags.jit_compile(FLAGS))
     # ConfigError, CheckpointError: they name the file or the flag.

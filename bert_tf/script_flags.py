@@ -22,6 +22,7 @@ from bert_tf import (
     input_pipeline,
     optimization,
     precision,
+    run_checks,
     run_setup,
     serving,
     tpu_rules,
@@ -152,6 +153,11 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
+    flags.DEFINE_bool(
+        "allow_random_weights", FINETUNE.allow_random_weights,
+        "Evaluate, predict or export even with random weights: without it, --do_eval, "
+        "--do_predict and --export_dir need a checkpoint in --output_dir, --do_train, or an "
+        "--init_checkpoint that holds the task's head.", **fv)
 
 
 def define_inference_precision_flag(flag_values=flags.FLAGS):
@@ -315,6 +321,26 @@ def tpu_config(flag_values):
         master=flag_values.master, num_tpu_cores=flag_values.num_tpu_cores)
 
 
+def check_pretraining_run(flag_values):
+    """run_pretraining.py's checks of run_checks, before any work.
+
+    Args:
+      flag_values: run_pretraining.py's parsed flags (define_training_flags'
+        and its own --num_train_steps and --num_warmup_steps).
+
+    Raises:
+      run_checks.RunCheckError: evaluation of random weights not asked for, or
+        training at a learning rate of 0.
+    """
+    run_checks.check_learning_rate(flag_values.do_train, flag_values.learning_rate)
+    run_checks.check_weights_source(
+        flag_values.output_dir, flag_values.init_checkpoint, flag_values.do_train,
+        flag_values.do_eval, allow_random_weights=flag_values.allow_random_weights)
+    if flag_values.do_train:
+        run_checks.warn_warmup(flag_values.num_train_steps, flag_values.num_warmup_steps,
+                               flag_values.learning_rate)
+
+
 def jit_compile(flag_values):
     """--jit_compile as the configs take it: True, False or None (auto)."""
     return xla.parse_jit_compile(flag_values.jit_compile)
@@ -385,6 +411,7 @@ def finetune_config(flag_values):
         mixed_precision=flag_values.mixed_precision,
         seed=flag_values.seed,
         export_dir=flag_values.export_dir,
+        allow_random_weights=flag_values.allow_random_weights,
         export_shapes=flag_values.export_shapes,
         dynamic_padding=padding and flag_values.dynamic_padding,
         group_by_length=padding and flag_values.group_by_length,
