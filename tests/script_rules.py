@@ -4,7 +4,9 @@ tests/test_path_flags.py starts this once (one TensorFlow import for all
 scripts, not one per case): for each script it loads the script's flag
 definitions into absl's FLAGS (emptied of the previous script's), builds the
 cases from the script's path flags, and runs each through cli.run with a main
-that only records the flags' values. It prints {script: [case, ...]} as JSON.
+that only records the flags' values. A script that evaluates (--do_eval) also
+runs its own main on --do_eval with an empty --output_dir, which must stop
+before any work. It prints {script: {"roles", "flags", "cases"}} as JSON.
 
   python tests/script_rules.py WORK_DIR SCRIPT...
 
@@ -35,17 +37,20 @@ def _load(script, builtin):
     for name in list(flags.FLAGS):
         if name not in builtin and name in flags.FLAGS:
             delattr(flags.FLAGS, name)
-    runpy.run_path(os.path.join(ROOT, script), run_name="script_rules")
+    return runpy.run_path(os.path.join(ROOT, script), run_name="script_rules")
 
 
-def _run(script, argv):
-    """cli.run of a main that records the path flags' values; (exit code, stderr, values)."""
+def _run(script, argv, script_main=None):
+    """cli.run of a main that records the path flags' values, then runs script_main if
+    given; {"code", "stderr", "values"}."""
     flags.FLAGS.unparse_flags()
     values = {}
 
-    def main(_):
+    def main(args):
         values.update({name: flags.FLAGS[name].value
                        for name in path_flags.path_flags(flags.FLAGS)})
+        if script_main is not None:
+            script_main(args)
 
     stderr = io.StringIO()
     code = 0
@@ -96,11 +101,19 @@ def main(work, scripts):
     builtin = set(flags.FLAGS)
     results = {}
     for script in scripts:
-        _load(script, builtin)
+        script_main = _load(script, builtin)["main"]
         roles = path_flags.path_flags(flags.FLAGS)
-        results[script] = {"roles": roles, "cases": [
-            {"case": name, "argv": argv, **_run(script, argv)}
-            for name, argv in _cases(script, roles, work)]}
+        cases = [{"case": name, "argv": argv, **_run(script, argv)}
+                 for name, argv in _cases(script, roles, work)]
+        if "do_eval" in flags.FLAGS:
+            argv = REQUIRED.get(script, []) + [
+                "--do_eval", f"--output_dir={os.path.join(work, 'empty_run')}",
+                f"--bert_config_file={os.path.join(work, 'bert_config.json')}",
+                f"--input_file={os.path.join(work, 'records')}"]
+            argv = [arg for arg in argv if arg.split("=")[0][2:] in flags.FLAGS]
+            cases.append({"case": "random weights", "argv": argv,
+                          **_run(script, argv, script_main)})
+        results[script] = {"roles": roles, "flags": sorted(flags.FLAGS), "cases": cases}
     print(json.dumps(results))
 
 

@@ -1,8 +1,9 @@
-"""The path flags' rules (bert_tf/path_flags.py), on every script's own flags.
+"""The rules every script follows, on every script's own flags: the path flags'
+(bert_tf/path_flags.py) and scoring's need of weights (bert_tf/run_checks.py).
 
-The rules run in cli.run before main(), on flag values alone: one
-subprocess (tests/script_rules.py) checks every case of every script, then
-each script's test reads its results.
+The path rules run in cli.run before main(), on flag values alone, and the
+weights rule first thing in main(): one subprocess (tests/script_rules.py)
+checks every case of every script, then each script's test reads its results.
 """
 
 import json
@@ -144,3 +145,20 @@ def test_a_read_only_parent_is_refused(tmp_path):
     (tmp_path / "ro").mkdir(mode=0o555)
     with pytest.raises(path_flags.PathFlagError, match="is not writable"):
         path_flags.check(_flags(output_file=str(tmp_path / "ro" / "new" / "out.txt")))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_scoring_random_weights_needs_asking_by_name(results, script):
+    """Every script that evaluates refuses random weights before any work."""
+    work, scripts = results
+    if "do_eval" not in scripts[script]["flags"]:
+        return
+    assert "allow_random_weights" in scripts[script]["flags"]
+    (case,) = [case for case in scripts[script]["cases"] if case["case"] == "random weights"]
+    assert case["code"] == 1 and "Traceback" not in case["stderr"]
+    assert _last_line(case) == (
+        f"{script}: error: --do_eval would use random weights: --output_dir="
+        f"{work}/cases/empty_run holds no checkpoint, and there is no --init_checkpoint or "
+        "--do_train; give one of them, or --allow_random_weights to run on random weights "
+        "anyway")
+    assert not (work / "cases" / "empty_run").exists()
