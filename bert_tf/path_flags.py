@@ -6,7 +6,8 @@
   have made it, not a folder named "~" in the working directory.
 - Outputs never overwrite inputs: an output flag that names one of the
   run's input files (or a file a glob of one matches, or a file of an input
-  folder), an output folder that is an input file, or a folder that an
+  folder), an output folder that is an input file (a run's folder may be its
+  own --init_checkpoint: a run only adds to it), or a folder that an
   output replaces whole (--export_dir) and that holds an input or the run's
   --output_dir, is refused before any work, in one line naming both flags.
 - Output paths are checked before any work: an existing folder given as an
@@ -199,6 +200,10 @@ def check_outputs_spare_inputs(flag_values=flags.FLAGS):
                     verb = "would delete" if kind == REPLACED_DIR else "would overwrite"
                 else:
                     hit = paths.get(key)
+                    # A run adds to its folder: one that is also an input folder
+                    # (a run's own folder as its --init_checkpoint) loses nothing.
+                    if kind == OUTPUT_DIR and hit is not None and os.path.isdir(hit):
+                        hit = None
                     verb = "would overwrite"
                 if hit is not None:
                     what = "" if hit == flag_values[name].value else f" ({hit})"

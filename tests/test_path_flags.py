@@ -126,6 +126,11 @@ def test_a_glob_or_list_of_inputs_is_spared_part_by_part(tmp_path):
                             output_dir=str(tmp_path / "run")))
 
 
+def test_a_run_folder_may_be_its_own_init_checkpoint(tmp_path):
+    """A run only adds to its --output_dir: naming it as an input folder loses nothing."""
+    path_flags.check(_flags(init_checkpoint=str(tmp_path), output_dir=str(tmp_path)))
+
+
 def test_an_export_may_not_replace_the_run_it_exports(tmp_path):
     with pytest.raises(path_flags.PathFlagError, match=(
             f"--export_dir={tmp_path} would delete --output_dir={tmp_path}/run")):
