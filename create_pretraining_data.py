@@ -101,6 +101,8 @@ def main(argv):
         raise SystemExit(f"create_pretraining_data.py: error: {e}") from e
     for line in summary.describe().splitlines():
         logging.info("%s", line)
+    for warning in summary.warnings(config.max_seq_length):
+        cli.warn(warning)
 
 
 if __name__ == "__main__":

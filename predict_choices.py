@@ -10,7 +10,10 @@ model is loaded, and each question's choices are packed as training packed
 them (swag.second_segments). The output is run_swag.py's predictions.csv: id,
 the chosen ending's number and text, and every ending's probability, in input
 order, written only once complete. The model is run --batch_size questions at
-a time.
+a time. A question whose context and an ending do not fit the export's
+max_seq_length is cut as training cut it: the first few are warned about by
+line, and their number at the end; rows with an empty ending are warned
+about once.
 """
 
 from absl import flags
@@ -38,12 +41,19 @@ def main(_):
                 "endings": [swag.second_segments(example)
                             for example in examples[i:i + FLAGS.batch_size]]}
                for i in range(0, len(examples), FLAGS.batch_size))
-    probabilities = []
+    probabilities, truncated = [], []
     for _, outputs in export_runner.run_batches(FLAGS.export_dir, SIGNATURE, batches,
                                          "MultipleChoiceTask", ("context", "endings"),
                                          text_input.LENGTH_ORDER_BATCHES):
         probabilities.extend(outputs["probabilities"])
+        # Exports from before they said which inputs they cut: none known.
+        truncated.extend(outputs.get("truncated", [False] * len(outputs["probabilities"])))
+    cut = text_input.CutInputs("questions")
+    for example, was_cut in zip(examples, truncated, strict=True):
+        if was_cut:
+            cut.add(f"line {example.line}")
     swag.write_predictions(FLAGS.output_file, examples, probabilities)
+    cut.finish(len(examples))
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ seconds.
 Each line is: the predicted class, the probabilities, the sentence (tabs,
 newlines and control characters in it written as backslash escapes, so that
 they cannot break the line), in input order. An empty sentence is
-classified, with a warning. A sentence (or pair) longer than the export's
-max_seq_length is cut as training cut it: the first few are warned about
-one by one, and their number at the end.
+classified, with a warning; so is a line of NUL bytes alone (a NUL is read
+as a space, so that the words around it stay apart). A sentence (or pair)
+longer than the export's max_seq_length is cut as training cut it: the
+first few are warned about one by one, and their number at the end.
 """
 
 from absl import flags
@@ -33,18 +34,13 @@ flags.adopt_module_key_flags(text_input)
 FLAGS = flags.FLAGS
 
 
-# Inputs cut to max_seq_length that are warned about one by one; the others
-# are only counted, in the last warning.
-CUTS_SHOWN = 5
-
-
 def main(argv):
     names = ("text_a", "text_b") if FLAGS.pair else ("text_a",)
     texts = text_input.TextInput(argv[1:], FLAGS.input_file, names)
     signature = "pair" if FLAGS.pair else "single"
     # How a warning names an input: its line, or its place among the arguments.
     unit = "line" if FLAGS.input_file else ("pair" if FLAGS.pair else "argument")
-    number, cut = 0, []
+    number, cut = 0, text_input.CutInputs()
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, signature,
                                                   texts.batches(FLAGS.batch_size),
@@ -60,14 +56,9 @@ def main(argv):
                 out.write(f"{prediction}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
                           f"{cli.printable(text)}\n")
                 if was_cut:
-                    cut.append(number)
-                    if len(cut) <= CUTS_SHOWN:
-                        cli.warn(f"{unit} {number} is longer than the export's max_seq_length: "
-                                 "its prediction reads its beginning only, as training did")
+                    cut.add(f"{unit} {number}")
             out.flush()
-    if cut:
-        cli.warn(f"{len(cut)} of {number} inputs were cut to the export's max_seq_length, "
-                 f"the first {unit} {cut[0]}")
+    cut.finish(number)
 
 
 if __name__ == "__main__":

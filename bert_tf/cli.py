@@ -13,6 +13,9 @@ Three things differ from absl:
   Anything else is a bug and keeps its traceback.
 - A flag value out of its bounds (--learning_rate=-1, --train_batch_size=0)
   is refused in one line too, when the flags are parsed, before any work.
+- Path flags follow bert_tf/path_flags.py's rules, checked before main():
+  "~" expands in each, no output overwrites an input, and output paths that
+  cannot be written are refused, in one line naming the flag(s).
 - `--help` (and -h, --helpshort, --helpfull) exits 0, not absl's 1.
 - Ctrl-C and SIGTERM end in one line too, `<script>: interrupted by Ctrl-C
   at step N; the last checkpoint, ..., is at step M: the same command
@@ -29,6 +32,8 @@ import sys
 import traceback
 
 from absl import app, flags
+
+from bert_tf import path_flags
 
 _HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "--helpfull", "--helpxml")
 
@@ -111,11 +116,13 @@ def run(main, argv=None):
     # Every script has --verbose; defined here, by running one, not on import.
     if "verbose" not in flags.FLAGS:
         flags.DEFINE_bool("verbose", False, "On an error, print the Python traceback too.")
+    path_flags.expand_home(flags.FLAGS)
 
     def guarded_main(args):
         # SIGTERM (a scheduler's preemption, `kill`) stops a run as Ctrl-C does.
         signal.signal(signal.SIGTERM, _raise_terminated)
         try:
+            path_flags.check(flags.FLAGS)
             return main(args)
         except user_errors() as e:
             if flags.FLAGS.verbose:

@@ -54,6 +54,7 @@ from bert_tf import (
     finetune_data,
     input_pipeline,
     io_utils,
+    run_checks,
     run_dir,
     run_setup,
     tokenization,
@@ -142,6 +143,8 @@ class FinetuneConfig:
       mixed_precision: Training's precision, one of precision.PRECISIONS.
       seed: Seeds the head, dropout and shuffling; None: every run differs.
       export_dir: Write a raw-text SavedModel here, after training.
+      allow_random_weights: Evaluate, predict or export even where the
+        weights, or the task's head, would be random (run_checks).
       export_shapes: One of serving.SHAPES.
       dynamic_padding: Cut each batch's padding to its longest example; dev
         and test sets are predicted shortest first (run()).
@@ -179,6 +182,7 @@ class FinetuneConfig:
     inference_precision: str = run_setup.TrainingConfig.inference_precision
     seed: int | None = None
     export_dir: str | None = None
+    allow_random_weights: bool = False
     export_shapes: str = "dynamic"
     dynamic_padding: bool = False
     group_by_length: bool = False
@@ -244,10 +248,14 @@ class ModelFiles:
 
 
 def check_actions(config):
-    """Checks that a run has something to do; tells whether it only exports.
+    """Checks that a run has something to do, and weights to do it with; tells whether
+    it only exports.
 
     --export_dir alone exports a finished run (the newest checkpoint in
-    --output_dir, else --init_checkpoint) without training or evaluating it.
+    --output_dir, else an --init_checkpoint with the task's head) without
+    training or evaluating it. Evaluation, prediction and export without
+    weights to use, and training at a learning rate of 0, are refused here,
+    before any work (run_checks).
 
     Args:
       config: A FinetuneConfig.
@@ -257,11 +265,17 @@ def check_actions(config):
 
     Raises:
       FinetuneError: None of do_train, do_eval, do_predict and export_dir.
+      run_checks.RunCheckError: random weights not asked for, or a learning
+        rate of 0.
     """
     runs = config.do_train or config.do_eval or config.do_predict
     if not (runs or config.export_dir):
         raise FinetuneError("At least one of do_train, do_eval, do_predict or export_dir "
                             "must be given.")
+    run_checks.check_learning_rate(config.do_train, config.learning_rate)
+    run_checks.check_weights_source(config.output_dir, config.init_checkpoint, config.do_train,
+                                    config.do_eval, config.do_predict, config.export_dir,
+                                    config.allow_random_weights)
     return not runs
 
 
@@ -401,7 +415,7 @@ def task_settings(task, data, files):
             "do_lower_case": files.do_lower_case}
 
 
-def create_trainer(task, files, runtime, config, trained_required=False, settings=None):
+def create_trainer(task, files, runtime, config, run=None, settings=None):
     """A Trainer for the task, resumed from config.output_dir or initialized.
 
     Args:
@@ -409,9 +423,9 @@ def create_trainer(task, files, runtime, config, trained_required=False, setting
       files: The pretrained model's ModelFiles.
       runtime: setup()'s run_setup.Runtime.
       config: A run_setup.TrainingConfig.
-      trained_required: Refuse to start from anything but output_dir's own
-        checkpoint (an export-only run: an export of the pretrained encoder
-        with a random head would look like a finished model).
+      run: The FinetuneConfig whose actions the model is for: unless it
+        trains, an init_checkpoint without the task's head is refused
+        (run_checks.check_loaded_heads); None checks nothing.
       settings: task_settings(), checked against output_dir's record when
         its model is resumed, recorded otherwise; None checks nothing.
 
@@ -419,16 +433,21 @@ def create_trainer(task, files, runtime, config, trained_required=False, setting
       The restored training.Trainer.
 
     Raises:
-      FinetuneError: trained_required, and output_dir has no checkpoint.
+      run_checks.RunCheckError: a random head that run does not train.
       run_dir.RunDirError: output_dir's model is for another task, labels,
         vocab or casing.
     """
     tf.io.gfile.makedirs(config.output_dir)
     trainer = training.Trainer(task, files.bert_config, runtime, config)
     resumed = trainer.restore(files.init_checkpoint) == "resumed"
-    if not resumed and trained_required:
-        raise FinetuneError(f"--export_dir alone exports the run in --output_dir, but "
-                            f"{config.output_dir} has no checkpoint: add --do_train")
+    if run is not None:
+        # An export of the pretrained encoder with a random head would look
+        # like a finished model, and its scores like a result.
+        initialized = [] if resumed or trainer.load_report is None else (
+            trainer.load_report.initialized)
+        run_checks.check_loaded_heads(initialized, run.init_checkpoint, run.do_train,
+                                      run.do_eval, run.do_predict, run.export_dir,
+                                      run.allow_random_weights)
     if trainer.is_chief and settings is not None:
         # Before anything is written to the folder: another task's model of
         # the same shape (SST-2's, resumed as CoLA's) must be neither trained
@@ -665,8 +684,11 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
       FinetuneError: for a training set that makes no step, or an export
         alone of a folder without a run.
     """
-    export_only = check_actions(config)
+    check_actions(config)
     data.read(splits_to_read(data, config))
+    for split in data.eval_splits if config.do_eval else ():
+        # Before any training or prediction: a file without answers cannot be scored.
+        data.check_scorable(split)
     num_train_steps, num_warmup_steps = 0, 0
     if config.do_train:
         num_train_steps, num_warmup_steps = train_steps(
@@ -675,7 +697,14 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
     trainer = create_trainer(
         task, files, runtime,
         config.training_config(max(num_train_steps, 1), num_warmup_steps, runtime.strategy),
-        trained_required=export_only, settings=task_settings(task, data, files))
+        run=config, settings=task_settings(task, data, files))
+    if trainer.is_chief:
+        run_checks.remove_stale_eval_results(
+            trainer.output_dir,
+            model_changes=(config.do_train and not config.do_eval
+                           and trainer.global_step < num_train_steps),
+            outputs_change=(data.eval_writes_outputs and config.do_predict
+                            and not config.do_eval))
     if config.do_train and trainer.is_chief:
         # Training on in a folder means training on the same data, cut alike.
         run_dir.check_settings(trainer.output_dir, "training data", data.training_settings(),

@@ -9,6 +9,8 @@ references that the task's score() and write_outputs() take:
                     --do_eval and --do_predict;
   eval_writes_outputs   whether scoring a split writes its output files too;
   read()            reads and checks the splits a run needs, before training;
+  check_scorable()  checks that an eval split has what scoring needs (SQuAD's
+                    answers), before any work;
   num_train_examples()  what an epoch counts;
   describe()        a split's size, for the log;
   source()          which splits are the same input, predicted once;
@@ -132,6 +134,18 @@ class FinetuneData(abc.ABC):
         Args:
           splits: The names of the splits this run needs.
         """
+
+    def check_scorable(self, split):
+        """Checks, before any work, that an eval split read() can be scored.
+
+        Args:
+          split: An eval split read().
+
+        Raises:
+          ValueError: naming the file, when it holds nothing to score
+            against (by default every read split can be scored).
+        """
+        del split
 
     @abc.abstractmethod
     def num_train_examples(self):

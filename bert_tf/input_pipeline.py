@@ -132,6 +132,7 @@ def check_pretraining_records(input_patterns, max_seq_length, max_predictions_pe
     """
     if not count_records(input_patterns):
         raise ValueError(f"{input_patterns}: the files hold no records")
+    _check_pretraining_features(input_patterns, max_seq_length, max_predictions_per_seq)
     try:
         next(iter(pretraining_dataset(input_patterns, 1, max_seq_length,
                                       max_predictions_per_seq, is_training=False)))
@@ -140,6 +141,30 @@ def check_pretraining_records(input_patterns, max_seq_length, max_predictions_pe
             f"{input_patterns}: the records do not hold {max_seq_length} input_ids and "
             f"{max_predictions_per_seq} masked_lm_positions; give the --max_seq_length and "
             "--max_predictions_per_seq that create_pretraining_data.py was run with") from None
+
+
+def _check_pretraining_features(input_patterns, max_seq_length, max_predictions_per_seq):
+    """Checks that each file's first record has the pretraining features.
+
+    A fine-tuning script's records (run_classifier.py's train.tf_record) have
+    input_ids too, but no masked_lm_ids: their parse would fail on the
+    lengths, which is not the cause.
+
+    Raises:
+      ValueError: naming the file and the features it lacks and has.
+    """
+    wanted = [spec.name for spec in pretraining_features(max_seq_length,
+                                                         max_predictions_per_seq)]
+    for path in expand_patterns(input_patterns):
+        for record in tf.data.TFRecordDataset(path).take(1):
+            example = tf.train.Example.FromString(record.numpy())
+            features = sorted(example.features.feature)
+            missing = [name for name in wanted if name not in features]
+            if missing:
+                raise ValueError(
+                    f"{path}: not pretraining records: they have no {', '.join(missing)} "
+                    f"(their features: {', '.join(features) or 'none'}); give the output of "
+                    "create_pretraining_data.py")
 
 
 def pretraining_dataset(input_patterns, batch_size, max_seq_length,

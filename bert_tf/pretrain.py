@@ -34,6 +34,7 @@ from bert_tf import (
     distribution,
     finetune,
     input_pipeline,
+    run_checks,
     run_dir,
     run_setup,
     training,
@@ -95,6 +96,8 @@ class PretrainingConfig:
       seed: Seeds the initial weights, dropout and shuffling; None: every
         run differs.
       tpu: Which TPU to use, if any.
+      allow_random_weights: Evaluate even where the weights would be random
+        (no checkpoint in output_dir, no init_checkpoint, no training).
     """
 
     input_file: str
@@ -129,6 +132,7 @@ class PretrainingConfig:
     inference_precision: str = TRAINING.inference_precision
     seed: int | None = None
     tpu: distribution.TpuConfig = distribution.TpuConfig()
+    allow_random_weights: bool = False
 
     def training_config(self, strategy):
         """The Trainer's run_setup.TrainingConfig for this run.
@@ -170,6 +174,8 @@ def check_actions(config):
 
     Raises:
       PretrainingError: naming the flags to give or change.
+      run_checks.RunCheckError: evaluation of random weights not asked for,
+        or training at a learning rate of 0.
     """
     if not config.do_train and not config.do_eval:
         raise PretrainingError("at least one of --do_train or --do_eval must be True")
@@ -177,6 +183,13 @@ def check_actions(config):
         raise PretrainingError("give --bert_config_file, or an --init_checkpoint that has one")
     check_lengths(config.max_seq_length, config.max_predictions_per_seq)
     check_masking(config.dynamic_masking, config.vocab_file, config.masked_lm_prob)
+    run_checks.check_learning_rate(config.do_train, config.learning_rate)
+    run_checks.check_weights_source(
+        config.output_dir, config.init_checkpoint, config.do_train, config.do_eval,
+        allow_random_weights=config.allow_random_weights)
+    if config.do_train:
+        run_checks.warn_warmup(config.num_train_steps, config.num_warmup_steps,
+                               config.learning_rate)
 
 
 def check_lengths(max_seq_length, max_predictions_per_seq):

@@ -155,6 +155,11 @@ def define_training_flags(flag_values=flags.FLAGS):
     flags.DEFINE_integer(
         "seed", None, "Seed for the initial head weights, dropout and shuffling, for "
         "repeatable runs; by default every run differs.", **fv)
+    flags.DEFINE_bool(
+        "allow_random_weights", FINETUNE.allow_random_weights,
+        "Evaluate, predict or export even with random weights: without it, --do_eval, "
+        "--do_predict and --export_dir need a checkpoint in --output_dir, --do_train, or an "
+        "--init_checkpoint that holds the task's head.", **fv)
 
 
 def define_inference_precision_flag(flag_values=flags.FLAGS):
@@ -446,6 +451,7 @@ def pretraining_config(flag_values):
         mixed_precision=flag_values.mixed_precision,
         seed=flag_values.seed,
         tpu=tpu_config(flag_values),
+        allow_random_weights=flag_values.allow_random_weights,
         **training_settings(flag_values))
 
 
@@ -480,6 +486,7 @@ def finetune_config(flag_values):
         mixed_precision=flag_values.mixed_precision,
         seed=flag_values.seed,
         export_dir=flag_values.export_dir,
+        allow_random_weights=flag_values.allow_random_weights,
         export_shapes=flag_values.export_shapes,
         dynamic_padding=padding and flag_values.dynamic_padding,
         group_by_length=padding and flag_values.group_by_length,

@@ -9,7 +9,12 @@ SavedModel loaded once; on a file it logs its progress.
 A file is read as bytes and decoded line by line, so that a line that is
 not UTF-8 is named in the error. A line ends at "\\n" (a "\\r" before it is
 dropped too, for files written on Windows), so a text from a file holds no
-newline; an argument may.
+newline; an argument may. A NUL byte is read as a space, with a warning:
+the original's tokenizer dropped it, which made "Terrible\\x00acting" one
+word; a line of NULs alone is then an empty text, warned about as such.
+
+CutInputs counts the inputs a model cut to its max_seq_length, for the
+scripts' warnings.
 
 This module imports no TensorFlow, as cli.py.
 """
@@ -23,7 +28,7 @@ import time
 
 from absl import app, flags, logging
 
-from bert_tf import cli
+from bert_tf import cli, path_flags
 from bert_tf.progress import format_duration
 
 STDIN = "-"
@@ -31,6 +36,9 @@ PROGRESS_INTERVAL_S = 10.0
 # Batches read ahead and run in order of length (export_runner.run_batches):
 # enough that most batches hold inputs of about one length.
 LENGTH_ORDER_BATCHES = 16
+# Inputs cut to max_seq_length that are warned about one by one; the others
+# are only counted, in the last warning.
+CUTS_SHOWN = 5
 
 
 def define_flags(input_file_help=None, output_file_help=None, batch_size_help=None,
@@ -50,6 +58,8 @@ def define_flags(input_file_help=None, output_file_help=None, batch_size_help=No
     fv = {"flag_values": flag_values}
     flags.DEFINE_string("export_dir", None, "The SavedModel folder.", **fv)
     flags.mark_flag_as_required("export_dir", flag_values=flag_values)
+    # The model these scripts read, not one they write.
+    path_flags.set_role("export_dir", path_flags.INPUT, flag_values)
     flags.DEFINE_string(
         "input_file", None,
         input_file_help or "Label this file's lines instead of the arguments, one input a "
@@ -100,6 +110,7 @@ class TextInput:
             raise app.UsageError("give the texts to label as arguments, or --input_file")
         self.names = tuple(names)
         self._input_file = input_file
+        self._nul_lines, self._first_nul = 0, None
         self._arguments = None
         self.total = None
         if input_file is None:
@@ -145,6 +156,7 @@ class TextInput:
             return
         progress = Progress(self.total)
         empty, first_empty = 0, None
+        self._nul_lines, self._first_nul = 0, None
         lines = self._lines()
         while batch := list(itertools.islice(lines, batch_size)):
             for number, texts in batch:
@@ -154,6 +166,10 @@ class TextInput:
             yield self._columns([texts for _, texts in batch])
             progress.update(len(batch))
         progress.finish()
+        if self._nul_lines:
+            count = "1 line holds" if self._nul_lines == 1 else f"{self._nul_lines} lines hold"
+            cli.warn(f"{self._file_name()}: {count} NUL bytes, read as spaces, the first line "
+                     f"{self._first_nul}")
         if empty:
             count = "1 line" if empty == 1 else f"{empty} lines"
             cli.warn(f"{self._file_name()}: {count} with an empty text, the first line "
@@ -190,11 +206,52 @@ class TextInput:
                     raise ValueError(f"{name}:{number}: not valid UTF-8 ({e.reason} at byte "
                                      f"{e.start} of the line)") from None
                 line = line.removesuffix("\n").removesuffix("\r")
+                if "\0" in line:
+                    # A space, not nothing: words on either side stay apart.
+                    line = line.replace("\0", " ")
+                    self._nul_lines += 1
+                    self._first_nul = self._first_nul or number
                 texts = tuple(line.split("\t")) if len(self.names) > 1 else (line,)
                 if len(texts) != len(self.names):
                     raise ValueError(f"{name}:{number}: a pair's line is text_a<TAB>text_b, "
                                      f"but this one has {len(texts) - 1} tabs")
                 yield number, texts
+
+
+class CutInputs:
+    """The inputs a model cut to its max_seq_length: the first few warned about, all counted."""
+
+    def __init__(self, noun="inputs", shown=CUTS_SHOWN):
+        """Starts the count.
+
+        Args:
+          noun: What the inputs are, for the last warning ("inputs", "questions").
+          shown: How many are warned about one by one.
+        """
+        self.noun = noun
+        self.shown = shown
+        self.cut = []
+
+    def add(self, where):
+        """Counts a cut input, and warns about it if it is among the first few.
+
+        Args:
+          where: How a warning names it: "line 3", "argument 2".
+        """
+        self.cut.append(where)
+        if len(self.cut) <= self.shown:
+            cli.warn(f"{where} is longer than the export's max_seq_length: its prediction "
+                     "reads its beginning only, as training did")
+
+    def finish(self, total):
+        """Warns with the count of cut inputs, if any.
+
+        Args:
+          total: How many inputs there were.
+        """
+        if self.cut:
+            cli.warn(f"{len(self.cut)} of {total} {self.noun} were cut to the export's "
+                     f"max_seq_length, the first {self.cut[0]}")
 
 
 class Progress:

@@ -170,8 +170,11 @@ def printable_text(text):
 def load_vocab(vocab_file):
     """Loads a vocabulary file: one token a line, its id the line's number.
 
-    As in the original, each line is stripped of surrounding whitespace, and a
-    token that appears on two lines keeps the id of the later one.
+    As in the original, each line is stripped of surrounding whitespace. A
+    token on two lines is an error: the original kept the later line's id, so
+    that the earlier id stood for no token and text was read with ids other
+    than the vocab's author meant. Blank lines may repeat: no text matches
+    them.
 
     Args:
       vocab_file: path of the vocabulary, local or a URL that `tf.io.gfile`
@@ -182,7 +185,8 @@ def load_vocab(vocab_file):
 
     Raises:
       OSError: if the file cannot be read.
-      ValueError: if the file is not UTF-8, or holds no token.
+      ValueError: if the file is not UTF-8, holds no token, or holds a token
+        twice (naming both lines).
     """
     path = os.fspath(vocab_file)
     lines = _read_file(path).split(b"\n")
@@ -198,7 +202,13 @@ def load_vocab(vocab_file):
                 f"Vocab file {path} is not UTF-8: line {index + 1} has the invalid byte "
                 f"{line[error.start]:#04x} at column {error.start + 1}"
             ) from error
-        vocab[token.strip()] = index
+        token = token.strip()
+        if token and token in vocab:
+            raise ValueError(
+                f"Vocab file {path}: line {index + 1} repeats line {vocab[token] + 1}, "
+                f"{token!r}: the token would take the later id and the earlier id no token; "
+                "remove one of the lines")
+        vocab[token] = index
     if not any(vocab):
         raise ValueError(f"Vocab file {path} is empty: it holds no token")
     return vocab

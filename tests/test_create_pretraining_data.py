@@ -59,7 +59,13 @@ def test_help_explains_every_flag():
     ({"input_file": "*.nothing"}, "no input file matches"),
     ({"vocab_file": "missing_vocab.txt"}, "Cannot read vocab file missing_vocab.txt"),
     ({"max_seq_length": "4"}, "bad flag: max_seq_length=4 cannot hold a pair"),
-    ({"output_file": os.path.join(CORPUS, "out.tfrecord")}, "cannot write output file"),
+    ({"output_file": os.path.join(CORPUS, "out.tfrecord")},
+     f"cannot write {CORPUS}/out.tfrecord: {CORPUS} is a file, not a folder (--output_file)"),
+    ({"masked_lm_prob": "0"}, "bad flag: masked_lm_prob must be in (0, 1], got 0.0: every "
+     "record masks at least one token (the original's max(1, ...)), so 0 would still mask one "
+     "a record; give the share of the tokens to mask, e.g. 0.15"),
+    ({"input_file": FIXTURES}, f"--input_file={FIXTURES} is a folder; give its files, e.g. "
+     f"--input_file='{FIXTURES}/*.txt' (quoted, so that the shell leaves the glob)"),
 ])
 def test_bad_input_gets_a_clear_error(tmp_path, flags, message):
     settings = {"input_file": CORPUS, "output_file": str(tmp_path / "out.tfrecord"),
@@ -70,6 +76,35 @@ def test_bad_input_gets_a_clear_error(tmp_path, flags, message):
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "out.tfrecord")
+
+
+def test_a_vocab_with_a_repeated_token_names_both_lines(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    with open(VOCAB, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    vocab.write_text("\n".join(lines + [lines[10]]) + "\n", encoding="utf-8")
+    result = run_script(f"--input_file={CORPUS}", f"--output_file={tmp_path / 'out.tfrecord'}",
+                        f"--vocab_file={vocab}")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (f"Vocab file {vocab}: line {len(lines) + 1} repeats line 11, {lines[10]!r}"
+            in result.stderr.strip().splitlines()[-1])
+    assert not (tmp_path / "out.tfrecord").exists()
+
+
+def test_a_length_that_leaves_every_pair_random_is_warned(tmp_path):
+    result = run_script(f"--input_file={CORPUS}", f"--output_file={tmp_path / 'out.tfrecord'}",
+                        f"--vocab_file={VOCAB}", "--max_seq_length=8",
+                        "--max_predictions_per_seq=2", "--dupe_factor=1")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert warnings == [
+        "create_pretraining_data.py: warning: --max_seq_length=8: 100% of the next-sentence "
+        "pairs are random (about 50% expected): a chunk of 5 word pieces seldom holds two "
+        "sentences, so the next-sentence labels teach little; give a larger --max_seq_length"]
+    fine = run_script(f"--input_file={CORPUS}", f"--output_file={tmp_path / 'out.tfrecord'}",
+                      f"--vocab_file={VOCAB}", "--max_seq_length=64",
+                      "--max_predictions_per_seq=5", "--dupe_factor=1")
+    assert fine.returncode == 0 and "warning:" not in fine.stderr
 
 
 def test_a_one_sentence_corpus_is_an_error_not_an_empty_file(tmp_path):

@@ -103,6 +103,8 @@ def test_lines_split_on_the_originals_separator():
     ("|||", "nothing on one side of '|||'"),
     ("||| the answer", "nothing on one side of '|||'"),
     ("the question |||", "nothing on one side of '|||'"),
+    ("a ||| b ||| c", r"2 ' \|\|\| ' separators; a line holds a text, or two joined by one "
+     r"' \|\|\| '$"),
 ])
 def test_bad_lines_name_the_file_and_line(tmp_path, line, message):
     path = write_lines(tmp_path / "input.txt", "fine", line, "fine too")

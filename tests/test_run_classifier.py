@@ -34,6 +34,7 @@ from bert_tf import (
     finetune,
     glue,
     input_pipeline,
+    run_checks,
     run_dir,
     tokenization,
 )
@@ -395,7 +396,9 @@ def test_export_dir_alone_exports_the_finished_run(mrpc_run, run_main, google_ch
                                np.array(read_tsv(output_dir / "test_results.tsv"), np.float64),
                                atol=1e-5)
     # With no trained run to export, it refuses rather than export a random head.
-    with pytest.raises(finetune.FinetuneError, match="has no checkpoint: add --do_train"):
+    with pytest.raises(run_checks.RunCheckError, match=(
+            "--export_dir would use a random head: --init_checkpoint=.* has no .* "
+            r"\(2 weights of the task's head are missing")):
         run_main("--task_name=MRPC", f"--init_checkpoint={google_checkpoint}",
                  f"--vocab_file={VOCAB}", f"--output_dir={tmp_path / 'empty'}",
                  "--max_seq_length=32", f"--export_dir={tmp_path / 'not_written'}")
@@ -403,6 +406,21 @@ def test_export_dir_alone_exports_the_finished_run(mrpc_run, run_main, google_ch
     with pytest.raises(finetune.FinetuneError, match="At least one of do_train"):
         run_main("--task_name=MRPC", f"--init_checkpoint={google_checkpoint}",
                  f"--output_dir={tmp_path / 'empty'}", "--export_dir=")
+
+
+def test_predicting_with_a_random_head_needs_asking_by_name(run_main, google_checkpoint,
+                                                            tmp_path):
+    """A pretrained encoder alone: its classifier head would be random."""
+    data_dir, output_dir = copy_task("SST-2", tmp_path), tmp_path / "output"
+    with pytest.raises(run_checks.RunCheckError, match=(
+            "--do_predict would use a random head: --init_checkpoint=.*; add --do_train, or "
+            "--allow_random_weights to run on the random head anyway")):
+        run_main("--task_name=SST-2", "--do_predict",
+                 *small_flags(google_checkpoint, data_dir, output_dir))
+    assert not (output_dir / "test_results.tsv").exists()
+    run_main("--task_name=SST-2", "--do_predict", "--allow_random_weights",
+             *small_flags(google_checkpoint, data_dir, output_dir))
+    assert (output_dir / "test_results.tsv").exists()
 
 
 def test_mnli_evaluates_and_predicts_both_matched_and_mismatched(
@@ -448,7 +466,7 @@ def test_a_failure_during_eval_leaves_no_results_file(
     monkeypatch.setattr(glue, "evaluation_metrics", failing_on_the_second_split)
     output_dir = tmp_path / "output"
     with pytest.raises(RuntimeError, match="interrupted"):
-        run_main("--task_name=MNLI", "--do_eval",
+        run_main("--task_name=MNLI", "--do_eval", "--allow_random_weights",
                  *small_flags(google_checkpoint, copy_task("MNLI", tmp_path), output_dir))
     assert calls == ["mnli", "mnli"]
     assert not (output_dir / "eval_results.txt").exists()
@@ -638,7 +656,8 @@ def test_a_hugging_face_folders_tokenizer_config_sets_the_case(
             run_main("--task_name=sst-2", "--do_eval", *flag_args, *case_flag)
         assert cases == []
         return
-    run_main("--task_name=sst-2", "--do_eval", *flag_args, *case_flag)
+    run_main("--task_name=sst-2", "--do_eval", "--allow_random_weights", *flag_args,
+             *case_flag)
     assert cases == [expected]
     # The folder's record wins over what its vocab looks like.
     assert "warning" not in capsys.readouterr().err

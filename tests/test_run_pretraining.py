@@ -436,6 +436,18 @@ BAD_INPUT = {
     # Records past the first are cut: the start-up check reads every record.
     "truncated file": ({"input_file": "{tmp}/truncated.tfrecord"},
                        "--input_file: {tmp}/truncated.tfrecord: corrupt or truncated"),
+    "learning rate 0": ({"learning_rate": 0},
+                        "run_pretraining.py: error: --learning_rate=0 trains nothing"),
+    "eval of random weights": ({"do_train": False, "do_eval": True},
+                               "run_pretraining.py: error: --do_eval would use random weights: "
+                               "--output_dir={tmp}/out holds no checkpoint, and there is no "
+                               "--init_checkpoint or --do_train; give one of them, or "
+                               "--allow_random_weights to run on random weights anyway"),
+    # Warned, before the run stops at its too long --max_seq_length.
+    "warmup longer than training": (
+        {"num_warmup_steps": 50, "num_train_steps": 6, "max_seq_length": 64},
+        "run_pretraining.py: warning: --num_warmup_steps=50 is more than --num_train_steps=6: "
+        "the learning rate only warms up, and peaks at 0.00024 of --learning_rate=0.002"),
 }
 
 

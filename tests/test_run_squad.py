@@ -229,3 +229,31 @@ def test_epochs_count_windows_by_default_and_questions_on_request(squad_run, che
     assert result.returncode == 0, result.stderr[-3000:]
     assert line.search(result.stderr).groups() == (
         str(questions), str(windows), str(int(questions / 8 * 0.5)))
+
+
+def test_eval_of_a_file_without_answers_is_refused_before_predicting(squad_run, tmp_path):
+    """Checked before the work; and a later prediction removes the results it made stale."""
+    dataset = json.loads(open(squad_run["dev_file"], encoding="utf-8").read())
+    for paragraph in dataset["data"][0]["paragraphs"]:
+        for qa in paragraph["qas"]:
+            del qa["answers"]
+    test_file = tmp_path / "test.json"
+    test_file.write_text(json.dumps(dataset), encoding="utf-8")
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / "eval_results.txt").write_text("exact = 99.0\n")
+    flags = [f"--init_checkpoint={squad_run['output']}", f"--vocab_file={VOCAB}",
+             "--max_seq_length=48", "--doc_stride=16", "--max_query_length=8",
+             f"--output_dir={output}", "--version_2_with_negative", "--do_predict",
+             f"--predict_file={test_file}", "--jit_compile=false"]
+    refused = run_script(*flags, "--do_eval")
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"run_squad.py: error: --do_eval: {test_file} cannot be scored: question 'p100q0' "
+        "(data[0].paragraphs[0].qas[0]) has no 'answers' to score against; drop --do_eval to "
+        "only predict")
+    assert not (output / "predictions.json").exists()
+    predicted = run_script(*flags)
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    assert (output / "predictions.json").exists()
+    assert not (output / "eval_results.txt").exists()

@@ -118,6 +118,28 @@ def test_predict_choices_runs_the_export_on_a_file(swag_run, tmp_path):
                 float(run[f"probability{i}"]), abs=1e-5)
 
 
+def test_predict_choices_warns_about_cut_and_empty_endings(swag_run, tmp_path):
+    data_dir, _, export_dir = swag_run
+    with open(os.path.join(data_dir, "test.csv"), encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    rows[2][8] = "the king saw the man " * 250  # 5,000 characters; the export reads 32 pieces
+    rows[3][7] = ""
+    edited = tmp_path / "test.csv"
+    with open(edited, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    result = run_script("predict_choices.py", f"--export_dir={export_dir}",
+                        f"--input_file={edited}", f"--output_file={tmp_path / 'out.csv'}")
+    assert result.returncode == 0, result.stderr[-3000:]
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    assert warnings == [
+        f"predict_choices.py: warning: {edited}: 1 row has an empty ending, the first line 4 "
+        "(ending0); such a choice is sent2 alone",
+        "predict_choices.py: warning: line 3 is longer than the export's max_seq_length: its "
+        "prediction reads its beginning only, as training did",
+        "predict_choices.py: warning: 1 of 5 questions were cut to the export's "
+        "max_seq_length, the first line 3"]
+
+
 def test_a_file_with_other_endings_than_the_export_is_one_line(swag_run, tmp_path):
     data_dir, _, export_dir = swag_run
     three = tmp_path / "three.csv"

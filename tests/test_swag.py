@@ -54,6 +54,32 @@ def test_a_row_with_another_number_of_fields_names_its_line(tmp_path):
     assert str(error.value) == f"{path}:3: 11 fields, but the header has 12"
 
 
+def test_a_row_with_a_multi_line_field_is_named_by_its_first_line(tmp_path):
+    quoted = _row(1)
+    quoted[4] = "A man walks in.\nHe looks around.\nThen"
+    path = _write(tmp_path / "val.csv", [row[1:] for row in (_row(0), quoted, _row(2))],
+                  header=HEADER[1:])
+    examples = swag.read_examples(path, 4, labelled=True)
+    # Without an index column, the id is the row's first line, as its messages say.
+    assert [(e.example_id, e.line) for e in examples] == [("2", 2), ("3", 3), ("6", 6)]
+    bad = _row(2)
+    bad[-1] = "7"
+    path = _write(tmp_path / "train.csv", [quoted, bad])
+    with pytest.raises(swag.SwagDataError, match=f"^{path}:5: label '7'"):
+        swag.read_examples(path, 4, labelled=True)
+
+
+def test_rows_with_an_empty_ending_are_read_and_warned_once(tmp_path, capsys):
+    rows = [_row(0), _row(1), _row(2)]
+    rows[1][9] = ""
+    rows[2][7] = "  "
+    path = _write(tmp_path / "train.csv", rows)
+    assert len(swag.read_examples(path, 4, labelled=True)) == 3
+    warnings = [line.split(": warning: ")[1] for line in capsys.readouterr().err.splitlines()]
+    assert warnings == [f"{path}: 2 rows have an empty ending, the first line 3 (ending2); "
+                        "such a choice is sent2 alone"]
+
+
 def test_a_header_with_another_number_of_endings_is_one_line(tmp_path):
     header = [name for name in HEADER if name != "ending3"]
     path = _write(tmp_path / "train.csv", [_row(0)[:10] + ["1"]], header)

@@ -96,3 +96,32 @@ def test_progress_logs_every_interval_and_at_the_end(caplog):
                                "600/1000 lines, 25.0 lines/s, 16s left",
                                "800/1000 lines in 32s, 25.0 lines/s",
                                "50 lines, 2.5 lines/s"]
+
+
+def test_a_nul_byte_is_read_as_a_space_with_a_warning(tmp_path, capsys):
+    """The words around a NUL stay apart; a line of NULs alone is an empty text."""
+    path = tmp_path / "reviews.txt"
+    path.write_bytes(b"Terrible\x00acting\n\x00\x00\x00\nFine.\n")
+    texts = text_input.TextInput([], str(path))
+    assert list(texts.batches(8)) == [{"text": ["Terrible acting", "   ", "Fine."]}]
+    warnings = [line.split(": warning: ")[1] for line in capsys.readouterr().err.splitlines()]
+    assert warnings == [
+        f"{path}: 2 lines hold NUL bytes, read as spaces, the first line 1",
+        f"{path}: 1 line with an empty text, the first line 2; their predictions reflect no "
+        "text"]
+
+
+def test_cut_inputs_are_warned_one_by_one_then_counted(capsys):
+    cut = text_input.CutInputs("questions", shown=2)
+    for line in (3, 5, 9):
+        cut.add(f"line {line}")
+    cut.finish(10)
+    warnings = [line.split(": warning: ")[1] for line in capsys.readouterr().err.splitlines()]
+    assert warnings == [
+        "line 3 is longer than the export's max_seq_length: its prediction reads its "
+        "beginning only, as training did",
+        "line 5 is longer than the export's max_seq_length: its prediction reads its "
+        "beginning only, as training did",
+        "3 of 10 questions were cut to the export's max_seq_length, the first line 3"]
+    text_input.CutInputs().finish(4)
+    assert not capsys.readouterr().err

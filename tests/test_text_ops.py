@@ -331,10 +331,10 @@ def test_word_length_limit_counts_characters_not_bytes(tmp_path):
 
 
 def test_odd_vocabularies_give_the_python_ids(tmp_path):
-    # Blank lines, a bare "##", surrounding spaces and a repeated token: the
+    # Blank lines (repeated), a bare "##" and surrounding spaces: the
     # in-graph tokenizer must keep the ids that load_vocab gives.
     tokens = SMALL_VOCAB.read_text(encoding="utf-8").split("\n")[:-1]
-    odd = ["", "##", " the ", *tokens[:3000], "", "the", "##s", *tokens[3000:]]
+    odd = ["", "##", " zzqx ", *tokens[:3000], "", *tokens[3000:]]
     vocab = _write_lines(tmp_path / "odd_vocab.txt", odd)
     lines = [line.encode("utf-8") for line in _multilingual_lines() + _docstring_lines(300)]
 

@@ -173,12 +173,22 @@ def test_convert_to_unicode_and_printable_text():
 
 def test_load_vocab_numbers_lines_and_strips_them(tmp_path):
     path = tmp_path / "vocab.txt"
-    path.write_bytes(b"[UNK]\r\n  hello \nworld\n\nhello\nlast")
+    path.write_bytes(b"[UNK]\r\n  hello \nworld\n\n\nlast")
 
     vocab = tokenization.load_vocab(path)
 
-    # A repeated token keeps its first place and its last id.
-    assert list(vocab.items()) == [("[UNK]", 0), ("hello", 4), ("world", 2), ("", 3), ("last", 5)]
+    # Blank lines may repeat (no text matches them): the last one's id.
+    assert list(vocab.items()) == [("[UNK]", 0), ("hello", 1), ("world", 2), ("", 4), ("last", 5)]
+
+
+def test_a_repeated_token_names_both_lines(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(b"[UNK]\nhello\nworld\n hello\nlast\n")
+
+    with pytest.raises(ValueError, match=(
+            f"^Vocab file {path}: line 4 repeats line 2, 'hello': the token would take the "
+            "later id and the earlier id no token; remove one of the lines$")):
+        tokenization.load_vocab(path)
 
 
 def test_full_tokenizer_has_inverse_vocab(vocab_file):

@@ -2,8 +2,9 @@
 
 Input: one example a line, split on " ||| " as the original does (its regex
 ^(.*) \\|\\|\\| (.*)$). Before any work, count_examples() reads the file once
-to check every line, so that an empty line, or one with nothing on a side of
-"|||" (which the original embedded as text), fails the run at once with the
+to check every line, so that an empty line, one with nothing on a side of
+"|||" (which the original embedded as text), or one with two " ||| " (whose
+first text the original made "a ||| b"), fails the run at once with the
 file and line named. With word_level, the words of a line are its
 whitespace-separated words (a pair's first text's, then its second's), each
 tokenized on its own; words that truncation cuts off entirely get no vector
@@ -25,6 +26,7 @@ from bert_tf import tokenization
 # The --layers name of the embedding output.
 EMBEDDINGS = "emb"
 # The original's separator of a pair's two texts on one input line.
+_SEPARATOR = " ||| "
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
 # A line that is only the separator, or has nothing on one side of it.
 _BARE_SEPARATOR = re.compile(r"^\|\|\|(\s.*)?$|^(.*\s)?\|\|\|$")
@@ -117,8 +119,9 @@ def parse_line(line, unique_id, where):
       An InputExample.
 
     Raises:
-      ExtractionError: naming `where`, for an empty line or an empty side
-        of " ||| " (the original would have embedded "" or "|||").
+      ExtractionError: naming `where`, for an empty line, an empty side
+        of " ||| " (the original would have embedded "" or "|||"), or more
+        than one " ||| " (the original's first text would hold the others).
     """
     line = line.strip()
     if not line:
@@ -126,6 +129,11 @@ def parse_line(line, unique_id, where):
             f"{where}: empty line; each line holds a text, or two joined by ' ||| '")
     if _BARE_SEPARATOR.match(line):
         raise ExtractionError(f"{where}: nothing on one side of '|||' in {line!r}")
+    separators = line.count(_SEPARATOR)
+    if separators > 1:
+        raise ExtractionError(
+            f"{where}: {separators} ' ||| ' separators; a line holds a text, or two joined by "
+            "one ' ||| '")
     match = _PAIR.match(line)
     if match is None:
         return InputExample(unique_id, line, None)

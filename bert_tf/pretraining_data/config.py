@@ -72,14 +72,25 @@ class PretrainingDataConfig:
                              f"{self.max_predictions_per_seq}")
         if self.dupe_factor < 1:
             raise ValueError(f"dupe_factor must be at least 1, got {self.dupe_factor}")
-        for name in ("masked_lm_prob", "short_seq_prob"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if not 0.0 <= self.short_seq_prob <= 1.0:
+            raise ValueError(f"short_seq_prob must be in [0, 1], got {self.short_seq_prob}")
+        # 0 is refused rather than honoured in part: every record holds at
+        # least one masked position (the original's max(1, ...)), so no
+        # setting writes records without masks.
+        if not 0.0 < self.masked_lm_prob <= 1.0:
+            raise ValueError(
+                f"masked_lm_prob must be in (0, 1], got {self.masked_lm_prob}: every record "
+                "masks at least one token (the original's max(1, ...)), so 0 would still mask "
+                "one a record; give the share of the tokens to mask, e.g. 0.15")
         if self.window_mb <= 0:
             raise ValueError(f"window_mb must be positive, got {self.window_mb}")
         if self.errors not in ("strict", "replace", "ignore"):
             raise ValueError(
                 f"errors must be strict, replace or ignore, got {self.errors!r}")
+
+
+# A random-next share from which a run is warned about (half is the design).
+RANDOM_NEXT_WARNING_SHARE = 0.9
 
 
 @dataclasses.dataclass
@@ -146,6 +157,27 @@ class PretrainingDataSummary:
     def instances_per_second(self):
         """Records written per second of the run."""
         return self.instances / max(1e-9, self.elapsed_s)
+
+    def warnings(self, max_seq_length):
+        """What in the counts makes the records less useful than they look, one line each.
+
+        Args:
+          max_seq_length: The run's max_seq_length.
+
+        Returns:
+          A list of str, empty when nothing is odd.
+        """
+        warnings = []
+        # About half the pairs are random by design; far more means that a
+        # chunk of max_seq_length - 3 pieces seldom holds two sentences, so
+        # that B is almost never the real next one.
+        if self.instances and self.random_next_share >= RANDOM_NEXT_WARNING_SHARE:
+            warnings.append(
+                f"--max_seq_length={max_seq_length}: {self.random_next_share:.0%} of the "
+                "next-sentence pairs are random (about 50% expected): a chunk of "
+                f"{max_seq_length - 3} word pieces seldom holds two sentences, so the "
+                "next-sentence labels teach little; give a larger --max_seq_length")
+        return warnings
 
     def describe(self):
         """Returns the summary as a few human-readable lines."""

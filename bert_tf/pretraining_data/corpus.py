@@ -60,6 +60,10 @@ def expand_input_patterns(input_patterns):
             files.extend(matches)
         elif os.path.isfile(pattern):
             files.append(pattern)
+        elif os.path.isdir(pattern):
+            raise PretrainingDataError(
+                f"--input_file={pattern} is a folder; give its files, e.g. --input_file="
+                f"'{os.path.join(pattern, '*.txt')}' (quoted, so that the shell leaves the glob)")
         else:
             raise PretrainingDataError(f"input file not found: {pattern}")
     if not files:

@@ -26,6 +26,7 @@ from bert_tf.squad.evaluation import (
     evaluate_v1,
     exact_match_score,
     f1_score,
+    gold_answers,
     normalize_answer,
 )
 from bert_tf.squad.postprocess import get_final_text, write_predictions
@@ -58,6 +59,7 @@ __all__ = [
     "exact_match_score",
     "f1_score",
     "get_final_text",
+    "gold_answers",
     "improve_answer_span",
     "normalize_answer",
     "read_squad_examples",

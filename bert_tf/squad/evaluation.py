@@ -133,6 +133,21 @@ def _questions(articles):
     return gold
 
 
+def gold_answers(dataset_json_or_path):
+    """{question id: its gold answer texts} of a dataset, checked as scoring checks it.
+
+    Args:
+      dataset_json_or_path: A SQuAD file's path, its JSON, or its "data".
+
+    Returns:
+      A dict, in dataset order.
+
+    Raises:
+      SquadDataError: a question without answers, or no question at all.
+    """
+    return _questions(_articles(dataset_json_or_path))
+
+
 def _warn_missing(gold, predictions):
     """Logs the questions without a prediction, which score 0."""
     missing = [qid for qid in gold if qid not in predictions]

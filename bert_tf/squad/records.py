@@ -16,7 +16,8 @@ import random
 from absl import logging
 
 from bert_tf import finetune_data, run_dir
-from bert_tf.squad.reading import read_squad_examples
+from bert_tf.squad.evaluation import gold_answers
+from bert_tf.squad.reading import SquadDataError, read_squad_examples
 from bert_tf.squad.windows import convert_examples_to_features
 
 # The original shuffled the training questions once, with this seed, before
@@ -201,6 +202,19 @@ class SquadData(finetune_data.FinetuneData):
                 "max_seq_length": self.max_seq_length, "doc_stride": self.doc_stride,
                 "doc_stride_means": self.doc_stride_means,
                 "max_query_length": self.max_query_length}
+
+    def check_scorable(self, split):
+        """Checks that the predict file has the gold answers --do_eval scores against.
+
+        Raises:
+          squad.SquadDataError: naming the file, e.g. a test file without answers.
+        """
+        path = self.files[split]
+        try:
+            gold_answers(path)
+        except SquadDataError as e:
+            raise SquadDataError(f"--do_eval: {path} cannot be scored: {e}; drop --do_eval "
+                                 "to only predict") from None
 
     def references(self, split):
         """A SquadReferences with the questions, their windows and the gold file."""

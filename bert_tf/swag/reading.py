@@ -8,7 +8,9 @@ and the endings that may complete it; label is the right ending's number.
 
 The columns are found by name in the header, so other files in the same
 layout (more or fewer endings, without the bookkeeping columns) read too. A
-row that does not fit is a SwagDataError naming path:line.
+row that does not fit is a SwagDataError naming path:line, the line its row
+starts on (a quoted field may span lines). Rows with an empty ending are
+read, and counted in one warning.
 """
 
 import csv
@@ -16,6 +18,8 @@ import dataclasses
 import io
 
 import tensorflow as tf
+
+from bert_tf import cli
 
 # Columns every file needs; ending0 .. ending<n-1> and, to train or score, label too.
 CONTEXT, START, LABEL, INDEX = "sent1", "sent2", "label", ""
@@ -30,12 +34,12 @@ class SwagExample:
     """One question.
 
     Attributes:
-      example_id: The row's index column, or its line number without one.
+      example_id: The row's index column, or its first line's number without one.
       context: sent1, the first sentence.
       start: sent2, the start of the next one.
       endings: The candidate endings of sent2, in column order.
       label: The right ending's number; None where the file has no labels.
-      line: The row's line in its file, for messages.
+      line: The row's first line in its file, for messages.
     """
 
     example_id: str
@@ -126,8 +130,14 @@ def _read_rows(reader, path, num_choices, labelled):
     label = header.index(LABEL) if labelled else None
     index = header.index(INDEX) if INDEX in header else None
     examples = []
-    for row in reader:
-        line = reader.line_num
+    empty, first_empty = 0, None
+    while True:
+        # The row starts on the line after the last one read: a quoted field
+        # with newlines ends lines later, where reader.line_num then is.
+        line = reader.line_num + 1
+        row = next(reader, None)
+        if row is None:
+            break
         if not row:
             continue
         if len(row) != len(header):
@@ -139,6 +149,14 @@ def _read_rows(reader, path, num_choices, labelled):
             endings=tuple(row[i] for i in endings),
             label=_label(row[label], num_choices, path, line) if labelled else None,
             line=line))
+        blank = [number for number, i in enumerate(endings) if not row[i].strip()]
+        if blank:
+            empty += 1
+            first_empty = first_empty or f"line {line} (ending{blank[0]})"
+    if empty:
+        rows = "1 row has" if empty == 1 else f"{empty} rows have"
+        cli.warn(f"{path}: {rows} an empty ending, the first {first_empty}; such a choice "
+                 "is sent2 alone")
     return examples
 
 
