@@ -10,8 +10,9 @@ Examples:
 from absl import flags
 
 import bert_tf.tasks  # noqa: F401  (defines every task's heads, which heads.head_types() finds)
-from bert_tf import checkpoints, cli, heads
-from bert_tf.checkpoint_names import FORMATS
+from bert_tf import cli
+from bert_tf.model import checkpoints, heads
+from bert_tf.model.checkpoint_names import FORMATS
 
 flags.DEFINE_string(
     "input", None,

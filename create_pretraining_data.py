@@ -15,7 +15,8 @@ Example:
 
 from absl import app, flags, logging
 
-from bert_tf import cli, pretraining_data, vocab_flags
+from bert_tf import cli, pretraining_data
+from bert_tf.cli import vocab_flags
 
 FLAGS = flags.FLAGS
 # The flags' defaults are the config's: each is written once.

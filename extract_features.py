@@ -19,7 +19,9 @@ complete. See bert_tf/feature_extraction/writers.py for the output layouts.
 
 from absl import app, flags
 
-from bert_tf import cli, feature_extraction, run_setup, script_flags
+from bert_tf import cli, feature_extraction
+from bert_tf.cli import script_flags
+from bert_tf.training import run_setup
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")

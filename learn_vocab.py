@@ -18,7 +18,8 @@ Example:
 
 from absl import app, flags, logging
 
-from bert_tf import cli, vocab_flags
+from bert_tf import cli
+from bert_tf.cli import vocab_flags
 from bert_tf.text import vocab_learning
 
 FLAGS = flags.FLAGS

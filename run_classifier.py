@@ -18,7 +18,8 @@ SavedModel that takes raw text.
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, glue, script_flags
+from bert_tf import cli, finetune, glue
+from bert_tf.cli import script_flags
 from bert_tf.tasks import ClassificationTask
 
 FLAGS = flags.FLAGS

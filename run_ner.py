@@ -26,7 +26,8 @@ SavedModel that finds the entities in raw sentences (see predict_entities.py).
 
 from absl import app, flags
 
-from bert_tf import cli, conll, finetune, script_flags
+from bert_tf import cli, conll, finetune
+from bert_tf.cli import script_flags
 from bert_tf.tasks import TaggingTask
 
 FLAGS = flags.FLAGS

@@ -30,7 +30,8 @@ question about a raw context (a long one read in windows, as here).
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, script_flags, squad
+from bert_tf import cli, finetune, squad
+from bert_tf.cli import script_flags
 from bert_tf.tasks import QuestionAnsweringTask
 
 FLAGS = flags.FLAGS

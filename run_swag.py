@@ -19,7 +19,8 @@ endings); predict_choices.py runs it on a file.
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, script_flags, swag
+from bert_tf import cli, finetune, swag
+from bert_tf.cli import script_flags
 from bert_tf.tasks import MultipleChoiceTask
 
 FLAGS = flags.FLAGS

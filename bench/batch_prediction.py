@@ -41,7 +41,7 @@ import tempfile
 import time
 
 from bench import arguments, machine, serving
-from bert_tf import text_input
+from bert_tf.serving import text_input
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = {"classifier": ("predict_text.py", "text-classification"),
@@ -57,7 +57,7 @@ BATCH_SIZE = 32
 BERT_TF_PASSES = """
 import json, sys, time
 begin = time.perf_counter()
-from bert_tf import export_runner
+from bert_tf.serving import export_runner
 export_dir, task_class, signature, name, input_file, sort_window, batch_size = sys.argv[1:]
 function = export_runner.load_signature(export_dir, signature, task_class, [name])
 load_s = time.perf_counter() - begin

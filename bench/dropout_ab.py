@@ -3,7 +3,7 @@
 Builds bert_tf's model twice in one process, exactly as the bench-peers
 harness trains it (bench/peer_adapter.py, Keras AdamW, Keras sparse
 cross-entropy, XLA, float32, dropout 0.1, the harness's synthetic batch):
-"bert_tf" with bert_tf.dropout.Dropout, as shipped, and "keras" with every
+"bert_tf" with bert_tf.model.dropout.Dropout, as shipped, and "keras" with every
 Dropout layer of the model and heads replaced by keras.layers.Dropout. Nothing
 else differs. After warm-up steps, each round times --steps steps of one
 model, then of the other; the order alternates between rounds, so that
@@ -37,7 +37,7 @@ def build(config_name, keras_dropout):
     Args:
       config_name: A key of pretraining_step.CONFIGS.
       keras_dropout: Whether to build it with keras.layers.Dropout in place of
-        bert_tf.dropout.Dropout.
+        bert_tf.model.dropout.Dropout.
 
     Returns:
       The compiled keras.Model.
@@ -45,7 +45,7 @@ def build(config_name, keras_dropout):
     import tensorflow as tf
 
     from bench import peer_adapter
-    from bert_tf import heads, modeling
+    from bert_tf.model import heads, modeling
 
     keras = tf.keras
     # Same initial weights for both models; the dropout masks differ anyway.

@@ -26,9 +26,10 @@ import tensorflow as tf
 from absl import logging
 
 from bench import machine, minilm, pretraining_corpus
-from bert_tf import input_pipeline, precision, run_setup, training
-from bert_tf.config import BertConfig
+from bert_tf.model.config import BertConfig
+from bert_tf.records import input_pipeline
 from bert_tf.tasks import PretrainingTask
+from bert_tf.training import precision, run_setup, training_loop
 
 
 def parse_args(argv=None):
@@ -70,7 +71,7 @@ def main(args):
     strategy = tf.distribute.get_strategy()
     runtime = run_setup.Runtime.resolve(strategy, args.mixed_precision)
     policy = runtime.policy
-    trainer = training.Trainer(
+    trainer = training_loop.Trainer(
         PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), bert_config,
         runtime, run_setup.TrainingConfig(
             os.path.join(args.work_dir, "model"), num_train_steps=args.num_train_steps,

@@ -55,8 +55,8 @@ def encode(path, reference):
       (sequence_output, pooled_output) as float32 numpy arrays, the first
       [batch, seq, hidden] with padded positions included.
     """
-    from bert_tf import checkpoints
-    from bert_tf.modeling import BertModel
+    from bert_tf.model import checkpoints
+    from bert_tf.model.modeling import BertModel
 
     model = BertModel(checkpoints.find_config(path))
     checkpoints.load_weights(path, model)
@@ -88,8 +88,8 @@ def differences(sequence, pooled, reference):
 
 def main(args):
     """Compares both loadings with the reference and prints a JSON line for each."""
-    from bert_tf import checkpoints
-    from bert_tf.heads import head_types
+    from bert_tf.model import checkpoints
+    from bert_tf.model.heads import head_types
 
     model_dir = args.model_dir or minilm.model_dir()
     reference = dict(np.load(args.fixture))

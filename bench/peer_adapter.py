@@ -14,11 +14,11 @@ first three inputs.
 
 import tensorflow as tf
 
-from bert_tf import tokenization
-from bert_tf.config import BertConfig
-from bert_tf.heads import MaskedLMHead, NextSentenceHead
-from bert_tf.modeling import BertModel
-from bert_tf.text_ops import BertTextTokenizer
+from bert_tf.model.config import BertConfig
+from bert_tf.model.heads import MaskedLMHead, NextSentenceHead
+from bert_tf.model.modeling import BertModel
+from bert_tf.text import tokenization
+from bert_tf.text.text_ops import BertTextTokenizer
 
 keras = tf.keras
 

@@ -50,8 +50,8 @@ import sys
 import numpy as np
 
 from bench import arguments, minilm
-from bert_tf import checkpoints
-from bert_tf.modeling import BertModel
+from bert_tf.model import checkpoints
+from bert_tf.model.modeling import BertModel
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

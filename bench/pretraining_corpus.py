@@ -8,7 +8,8 @@ import collections
 import os
 
 from bench import machine
-from bert_tf import input_pipeline, pretraining_data
+from bert_tf import pretraining_data
+from bert_tf.records import input_pipeline
 
 
 def add_arguments(parser, work_dir):

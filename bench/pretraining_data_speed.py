@@ -154,7 +154,7 @@ def _record_statistics(paths, mask_id, max_seq_length, max_predictions_per_seq):
     import numpy as np
     import tensorflow as tf
 
-    from bert_tf import input_pipeline, record_specs
+    from bert_tf.records import input_pipeline, record_specs
 
     spec = input_pipeline.parsing_spec(record_specs.pretraining_features(
         max_seq_length, max_predictions_per_seq))

@@ -55,9 +55,11 @@ import tensorflow as tf
 from absl import logging
 
 from bench import arguments, machine, minilm, pretraining_corpus
-from bert_tf import input_pipeline, precision, record_specs, run_setup, tokenization, training
-from bert_tf.config import BertConfig
+from bert_tf.model.config import BertConfig
+from bert_tf.records import input_pipeline, record_specs
 from bert_tf.tasks import PretrainingTask
+from bert_tf.text import tokenization
+from bert_tf.training import precision, run_setup, training_loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -165,7 +167,7 @@ def train_bert_tf(args, seed, bias_correction, records):
     strategy = tf.distribute.get_strategy()
     runtime = run_setup.Runtime.resolve(strategy, args.mixed_precision)
     policy = runtime.policy
-    trainer = training.Trainer(
+    trainer = training_loop.Trainer(
         PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), config,
         runtime, run_setup.TrainingConfig(
             output_dir, num_train_steps=args.num_train_steps,

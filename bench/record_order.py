@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 
 from bench import machine, minilm
-from bert_tf import tokenization
+from bert_tf.text import tokenization
 
 # Names of one book each of ../shared/data/corpus/gutenberg_11books.txt.
 WORDS = ("alice", "holmes", "darcy", "whale")

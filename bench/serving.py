@@ -2,7 +2,7 @@
 
 One all-MiniLM-L6-v2 classifier (the real encoder, and a 2-class head with
 seeded random weights: speed does not depend on the head's values) is
-exported by bert_tf.export.export_task in each --shapes variant (VARIANTS:
+exported by bert_tf.serving.export.export_task in each --shapes variant (VARIANTS:
 dynamic or static shapes, "_xla" for an XLA-compiled export), and written as
 a Hugging Face folder
 (BertForSequenceClassification) with the same weights. Each is then served
@@ -42,10 +42,12 @@ import numpy as np
 import tensorflow as tf
 
 from bench import arguments, machine, minilm
-from bert_tf import checkpoints, export, tokenization
-from bert_tf.heads import ClassifierHead
-from bert_tf.modeling import BertModel
+from bert_tf.model import checkpoints
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.model.modeling import BertModel
+from bert_tf.serving import export
 from bert_tf.tasks import ClassificationTask, TaggingTask
+from bert_tf.text import tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LENGTHS = {"short": (10, 14), "medium": (36, 44), "long": (110, 126)}

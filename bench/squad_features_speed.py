@@ -139,8 +139,8 @@ def original_convert(examples, tokenizer, max_seq_length, doc_stride, max_query_
 def main(args):
     """Times both conversions and prints their figures."""
     # bert_tf.squad imports TensorFlow: not for --help.
-    from bert_tf import tokenization
     from bert_tf.squad import reading, windows
+    from bert_tf.text import tokenization
 
     vocab = args.vocab or minilm.vocab_file()
     examples, _ = reading.read_squad_examples(args.train_file, is_training=args.is_training,

@@ -73,9 +73,10 @@ def parse_args(argv=None):
 def main(args):
     import tensorflow as tf
 
-    from bert_tf import distribution, finetune, precision, run_setup
-    from bert_tf.modeling import BertModel
+    from bert_tf import finetune
+    from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import TaggingTask
+    from bert_tf.training import distribution, precision, run_setup
 
     lengths = [int(length) for length in args.lengths]
     files = finetune.model_files(minilm.model_dir(), max_seq_length=max(lengths))

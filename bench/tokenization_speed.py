@@ -2,9 +2,9 @@
 
 All of them tokenize the same lines into ids with the same vocabulary, in one
 run:
-- python: `bert_tf.tokenization.FullTokenizer`, line by line. Each pass
+- python: `bert_tf.text.tokenization.FullTokenizer`, line by line. Each pass
   starts from a new tokenizer, so its word piece cache starts empty.
-- in_graph: `bert_tf.text_ops.BertTextTokenizer`, batches of 1000 lines in its
+- in_graph: `bert_tf.text.text_ops.BertTextTokenizer`, batches of 1000 lines in its
   `tf.function`; the batches are made and the function traced before the
   clock starts.
 - hf_tokenizers: Hugging Face `tokenizers.BertWordPieceTokenizer.encode_batch`
@@ -125,7 +125,7 @@ def main(args):
     """Runs every tokenizer and prints its figure."""
     import tensorflow as tf
 
-    from bert_tf import text_ops, tokenization
+    from bert_tf.text import text_ops, tokenization
 
     vocab = args.vocab or minilm.vocab_file()
 

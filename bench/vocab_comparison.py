@@ -46,8 +46,7 @@ import subprocess
 import sys
 
 from bench import arguments, machine, minilm, pretraining_corpus
-from bert_tf import tokenization
-from bert_tf.text import vocab_learning
+from bert_tf.text import tokenization, vocab_learning
 
 # pretraining_quality.py's flags that this script passes on unchanged.
 _PASSED_ON = ("heldout_every", "num_layers", "hidden_size", "max_seq_length",

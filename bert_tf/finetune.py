@@ -17,7 +17,7 @@ that goes its own way:
   train_steps()     optimizer updates and warmup from epochs;
   task_settings()   what the model is for, which a later run of the same
                     output_dir must share;
-  create_trainer()  a training.Trainer for a task, resumed from output_dir or
+  create_trainer()  a training_loop.Trainer for a task, resumed from output_dir or
                     initialized from the pretrained checkpoint;
   records_dir()     where this process writes its TFRecords;
   dataset_fn()      the input pipeline for Trainer.train / predict;
@@ -46,22 +46,13 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import (
-    checkpoints,
-    cli,
-    distribution,
-    export,
-    finetune_data,
-    input_pipeline,
-    io_utils,
-    run_checks,
-    run_dir,
-    run_setup,
-    tokenization,
-    tpu_rules,
-    training,
-)
-from bert_tf.config import BertConfig
+from bert_tf import cli, io_utils
+from bert_tf.model import checkpoints
+from bert_tf.model.config import BertConfig
+from bert_tf.records import finetune_data, input_pipeline
+from bert_tf.serving import export
+from bert_tf.text import tokenization
+from bert_tf.training import distribution, run_checks, run_dir, run_setup, tpu_rules, training_loop
 
 # --group_by_length sorts this many batches' worth of examples at a time:
 # enough for batches of similar length, few enough to keep the order random.
@@ -85,7 +76,7 @@ class TrainingProgress:
         step when the run evaluates, else None.
     """
 
-    trainer: training.Trainer
+    trainer: training_loop.Trainer
     num_train_steps: int
     history: tuple = ()
     metrics: dict | None = None
@@ -103,7 +94,7 @@ class FinetuneResult:
         predicted.
     """
 
-    trainer: training.Trainer
+    trainer: training_loop.Trainer
     eval_results: dict | None
     predictions: dict
 
@@ -145,7 +136,7 @@ class FinetuneConfig:
       export_dir: Write a raw-text SavedModel here, after training.
       allow_random_weights: Evaluate, predict or export even where the
         weights, or the task's head, would be random (run_checks).
-      export_shapes: One of serving.SHAPES.
+      export_shapes: One of served_model.SHAPES.
       dynamic_padding: Cut each batch's padding to its longest example; dev
         and test sets are predicted shortest first (run()).
       group_by_length: With dynamic_padding, batch examples of similar length.
@@ -430,7 +421,7 @@ def create_trainer(task, files, runtime, config, run=None, settings=None):
         its model is resumed, recorded otherwise; None checks nothing.
 
     Returns:
-      The restored training.Trainer.
+      The restored training_loop.Trainer.
 
     Raises:
       run_checks.RunCheckError: a random head that run does not train.
@@ -438,7 +429,7 @@ def create_trainer(task, files, runtime, config, run=None, settings=None):
         vocab or casing.
     """
     tf.io.gfile.makedirs(config.output_dir)
-    trainer = training.Trainer(task, files.bert_config, runtime, config)
+    trainer = training_loop.Trainer(task, files.bert_config, runtime, config)
     resumed = trainer.restore(files.init_checkpoint) == "resumed"
     if run is not None:
         # An export of the pretrained encoder with a random head would look
@@ -603,11 +594,11 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
       trainer: The trained Trainer.
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
       max_seq_length: As in training.
-      shapes: One of serving.SHAPES (--export_shapes).
+      shapes: One of served_model.SHAPES (--export_shapes).
 
     The export computes under the trainer's inference policy, and is
     XLA-compiled only when the run's Runtime was asked for XLA
-    (--jit_compile=true; auto and false export without it: serving.py says
+    (--jit_compile=true; auto and false export without it: served_model.py says
     why).
 
     Returns:

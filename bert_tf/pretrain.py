@@ -29,18 +29,12 @@ import os
 
 from absl import logging
 
-from bert_tf import (
-    checkpoints,
-    distribution,
-    finetune,
-    input_pipeline,
-    run_checks,
-    run_dir,
-    run_setup,
-    training,
-)
+from bert_tf import finetune
+from bert_tf.model import checkpoints
 from bert_tf.pretraining_data.config import PretrainingDataConfig
+from bert_tf.records import input_pipeline
 from bert_tf.tasks import PretrainingTask
+from bert_tf.training import distribution, run_checks, run_dir, run_setup, training_loop
 
 # The settings the trainer shares with the data builder and the fine-tuning
 # scripts take their defaults from those: each default is written once.
@@ -161,7 +155,7 @@ class PretrainingResult:
         eval_results.txt holds), or None when the run did not evaluate.
     """
 
-    trainer: training.Trainer
+    trainer: training_loop.Trainer
     history: tuple
     eval_results: dict | None
 
@@ -243,7 +237,7 @@ def masking_config(vocab_file, masked_lm_prob):
     """
     # Imported here: tensorflow_text (about 116 MB resident) loads only for
     # dynamic masking, not with every script that defines the flags.
-    from bert_tf.dynamic_masking import DynamicMaskingConfig
+    from bert_tf.records.dynamic_masking import DynamicMaskingConfig
 
     return DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
 
@@ -364,7 +358,7 @@ def run(config, runtime=None):
     if config.do_eval:
         check_records(eval_flag, eval_patterns, config)
 
-    trainer = training.Trainer(
+    trainer = training_loop.Trainer(
         PretrainingTask(config.max_seq_length, config.max_predictions_per_seq), bert_config,
         runtime, config.training_config(strategy))
     try:

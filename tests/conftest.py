@@ -7,11 +7,11 @@ import pytest
 import tensorflow as tf
 
 from bench import minilm
-from bert_tf.config import BertConfig
+from bert_tf.model.config import BertConfig
 
 # Tests compare numbers across runs and with float32 references: they run in
 # float32, with XLA under --jit_compile=auto, on every CPU, also on those where
-# auto would pick bfloat16 or TensorFlow's own kernels (bert_tf/cpu.py;
+# auto would pick bfloat16 or TensorFlow's own kernels (bert_tf/training/cpu.py;
 # subprocesses inherit this). Tests of the automatic choice set it themselves.
 os.environ.setdefault("BERT_TF_CPU_BFLOAT16", "0")
 

@@ -22,7 +22,8 @@ import sys
 
 from absl import flags
 
-from bert_tf import cli, path_flags
+from bert_tf import cli
+from bert_tf.cli import path_flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Required flags that are no path, with a value each.

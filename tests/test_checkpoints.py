@@ -1,4 +1,4 @@
-"""Tests for bert_tf.checkpoints: three formats, one name table, clear errors."""
+"""Tests for bert_tf.model.checkpoints: three formats, one name table, clear errors."""
 
 import gc
 import json
@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import checkpoints
-from bert_tf.checkpoint_names import FORMATS, encoder_weight_names
-from bert_tf.checkpoints import CheckpointError
-from bert_tf.config import BertConfig
-from bert_tf.heads import (
+from bert_tf.model import checkpoints
+from bert_tf.model.checkpoint_names import FORMATS, encoder_weight_names
+from bert_tf.model.checkpoints import CheckpointError
+from bert_tf.model.config import BertConfig
+from bert_tf.model.heads import (
     ClassifierHead,
     Head,
     MaskedLMHead,
@@ -22,7 +22,7 @@ from bert_tf.heads import (
     SpanHead,
     head_types,
 )
-from bert_tf.modeling import BertModel
+from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, TaggingTask
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -1,10 +1,10 @@
-"""Tests for bert_tf.config."""
+"""Tests for bert_tf.model.config."""
 
 import json
 
 import pytest
 
-from bert_tf.config import BertConfig, ConfigError
+from bert_tf.model.config import BertConfig, ConfigError
 
 ORIGINAL_BASE = {
     "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,

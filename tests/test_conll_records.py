@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import conll, finetune_data, input_pipeline, tokenization
-from bert_tf.record_specs import tagging_features
+from bert_tf import conll
+from bert_tf.records import finetune_data, input_pipeline
+from bert_tf.records.record_specs import tagging_features
+from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 

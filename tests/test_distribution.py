@@ -1,11 +1,11 @@
-"""Tests for bert_tf.distribution."""
+"""Tests for bert_tf.training.distribution."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import distribution
-from bert_tf.modeling import BertModel
+from bert_tf.model.modeling import BertModel
+from bert_tf.training import distribution
 
 
 def test_picks_the_cpu_here_and_says_why(monkeypatch):

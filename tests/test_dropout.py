@@ -1,10 +1,10 @@
-"""Tests for bert_tf/dropout.py: the 16-bit-mask Dropout layer."""
+"""Tests for bert_tf/model/dropout.py: the 16-bit-mask Dropout layer."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.dropout import Dropout
+from bert_tf.model.dropout import Dropout
 
 # The drop probability the 16-bit threshold gives for rate 0.1: round(6553.6) / 65536.
 DROP_PROBABILITY = 6554 / 65536

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.dynamic_masking: dynamic masking in the pretraining input pipeline.
+"""Tests for bert_tf.records.dynamic_masking: dynamic masking in the pretraining input pipeline.
 
 pretraining_original.tfrecord holds 28 records that Google's original
 create_pretraining_data.py wrote with max_seq_length=32 and
@@ -13,7 +13,8 @@ import pytest
 import tensorflow as tf
 from dataset_helpers import read_all
 
-from bert_tf import dynamic_masking, input_pipeline, pretraining_data
+from bert_tf import pretraining_data
+from bert_tf.records import dynamic_masking, input_pipeline
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.export: the raw-text SavedModel gives the Python path's probabilities.
+"""Tests for bert_tf.serving.export: the raw-text SavedModel gives the Python path's probabilities.
 
 The module exported is the classification task's (tasks/classification.py).
 """
@@ -14,11 +14,12 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 
-from bert_tf import export, export_runner, tokenization
-from bert_tf.config import BertConfig
-from bert_tf.heads import ClassifierHead
-from bert_tf.modeling import BertModel
+from bert_tf.model.config import BertConfig
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.model.modeling import BertModel
+from bert_tf.serving import export, export_runner
 from bert_tf.tasks import ClassificationTask
+from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

@@ -15,8 +15,11 @@ import pytest
 import tensorflow as tf
 from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
-from bert_tf import checkpoints, feature_extraction, run_setup, tokenization
+from bert_tf import feature_extraction
 from bert_tf.feature_extraction import ExtractionError, InputExample, extractor
+from bert_tf.model import checkpoints
+from bert_tf.text import tokenization
+from bert_tf.training import run_setup
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "hidden_states_minilm.npz")
 TOLERANCE = 1e-4

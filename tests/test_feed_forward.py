@@ -1,11 +1,11 @@
-"""Tests for bert_tf/feed_forward.py: the activation recomputed in the backward pass."""
+"""Tests for bert_tf/model/feed_forward.py: the activation recomputed in the backward pass."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.feed_forward import activation_then_dense
-from bert_tf.modeling import get_activation
+from bert_tf.model.feed_forward import activation_then_dense
+from bert_tf.model.modeling import get_activation
 
 keras = tf.keras
 

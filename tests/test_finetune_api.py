@@ -19,8 +19,9 @@ import pytest
 import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import conll, finetune, glue, tokenization
+from bert_tf import conll, finetune, glue
 from bert_tf.tasks import ClassificationTask, TaggingTask
+from bert_tf.text import tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")

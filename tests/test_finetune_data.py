@@ -1,8 +1,8 @@
-"""Tests for bert_tf/finetune_data.py: the one record writer and its padding rule."""
+"""Tests for bert_tf/records/finetune_data.py: the one record writer and its padding rule."""
 
 import numpy as np
 
-from bert_tf import finetune_data, input_pipeline, record_specs
+from bert_tf.records import finetune_data, input_pipeline, record_specs
 
 
 def _window(sentence_index):

@@ -6,9 +6,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import finetune_data, glue, input_pipeline, tfrecord, tokenization
+from bert_tf import glue
 from bert_tf.glue import InputExample
-from bert_tf.record_specs import classification_features
+from bert_tf.records import finetune_data, input_pipeline, tfrecord
+from bert_tf.records.record_specs import classification_features
+from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.input_pipeline: the pretraining reader, and the contract it reads.
+"""Tests for bert_tf.records.input_pipeline: the pretraining reader, and the contract it reads.
 
 pretraining_original.tfrecord holds 28 records that Google's original
 create_pretraining_data.py wrote, run by
@@ -16,8 +16,9 @@ import pytest
 import tensorflow as tf
 from dataset_helpers import read_all
 
-from bert_tf import input_pipeline, pretraining_data
-from bert_tf.record_specs import pretraining_features
+from bert_tf import pretraining_data
+from bert_tf.records import input_pipeline
+from bert_tf.records.record_specs import pretraining_features
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")

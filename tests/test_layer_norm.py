@@ -1,10 +1,10 @@
-"""Tests for bert_tf/layer_norm.py: LayerNorm with a written-out gradient."""
+"""Tests for bert_tf/model/layer_norm.py: LayerNorm with a written-out gradient."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.layer_norm import LayerNorm
+from bert_tf.model.layer_norm import LayerNorm
 
 keras = tf.keras
 EPSILON = 1e-12

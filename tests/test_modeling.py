@@ -1,11 +1,11 @@
-"""Tests for bert_tf.modeling and bert_tf.heads."""
+"""Tests for bert_tf.model.modeling and bert_tf.model.heads."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
-from bert_tf.modeling import BertModel, gelu, gelu_exact
+from bert_tf.model.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
+from bert_tf.model.modeling import BertModel, gelu, gelu_exact
 
 
 @pytest.fixture

@@ -12,15 +12,9 @@ import os
 
 import numpy as np
 
-from bert_tf import (
-    finetune,
-    finetune_data,
-    input_pipeline,
-    io_utils,
-    swag,
-    tfrecord,
-)
-from bert_tf.config import BertConfig
+from bert_tf import finetune, io_utils, swag
+from bert_tf.model.config import BertConfig
+from bert_tf.records import finetune_data, input_pipeline, tfrecord
 from bert_tf.tasks import MultipleChoiceTask
 
 CHOICES, SEQ, VOCAB = 3, 32, 30

@@ -1,13 +1,13 @@
-"""Tests for bert_tf.optimization: schedule, AdamW/LAMB, clipping, accumulation."""
+"""Tests for bert_tf.training.optimization: schedule, AdamW/LAMB, clipping, accumulation."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import optimization
-from bert_tf.config import BertConfig
-from bert_tf.heads import ClassifierHead
-from bert_tf.modeling import BertModel
+from bert_tf.model.config import BertConfig
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.model.modeling import BertModel
+from bert_tf.training import optimization
 
 keras = tf.keras
 

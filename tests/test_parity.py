@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import checkpoints, tokenization
-from bert_tf.heads import head_types
-from bert_tf.modeling import BertModel
+from bert_tf.model import checkpoints
+from bert_tf.model.heads import head_types
+from bert_tf.model.modeling import BertModel
+from bert_tf.text import tokenization
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_minilm.npz")
 TOLERANCE = 1e-4

@@ -1,5 +1,5 @@
 """The rules every script follows, on every script's own flags: the path flags'
-(bert_tf/path_flags.py) and scoring's need of weights (bert_tf/run_checks.py).
+(bert_tf/cli/path_flags.py) and scoring's need of weights (bert_tf/training/run_checks.py).
 
 The path rules run in cli.run before main(), on flag values alone, and the
 weights rule first thing in main(): one subprocess (tests/script_rules.py)
@@ -14,7 +14,7 @@ import sys
 import pytest
 from absl import flags
 
-from bert_tf import path_flags
+from bert_tf.cli import path_flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Every top-level .py but the installers is a script; a new one is covered by itself.

@@ -14,7 +14,8 @@ import sys
 
 from absl import flags
 
-from bert_tf import pretrain, script_flags
+from bert_tf import pretrain
+from bert_tf.cli import script_flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -26,7 +27,7 @@ from absl import flags
 import tensorflow as tf
 
 from bert_tf import pretrain, pretraining_data
-from bert_tf.config import BertConfig
+from bert_tf.model.config import BertConfig
 
 folder = {folder!r}
 records = os.path.join(folder, "records.tfrecord")

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import pretraining_data, tokenization
+from bert_tf import pretraining_data
 from bert_tf.pretraining_data import (
     PretrainingDataConfig,
     PretrainingDataError,
@@ -29,6 +29,7 @@ from bert_tf.pretraining_data import (
 )
 from bert_tf.pretraining_data.corpus import CachedTokenizer
 from bert_tf.pretraining_data.instances import truncate_pair
+from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 CORPUS = os.path.join(FIXTURES, "pretraining_corpus.txt")

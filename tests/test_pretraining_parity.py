@@ -28,11 +28,11 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file, save_file
 
-from bert_tf import checkpoints
-from bert_tf.heads import MaskedLMHead
-from bert_tf.modeling import BertModel
-from bert_tf.optimization import create_optimizer
+from bert_tf.model import checkpoints
+from bert_tf.model.heads import MaskedLMHead
+from bert_tf.model.modeling import BertModel
 from bert_tf.tasks.pretraining import PretrainingTask
+from bert_tf.training.optimization import create_optimizer
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_pretraining.npz")
 TOLERANCE = 1e-5

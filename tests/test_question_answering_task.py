@@ -14,10 +14,12 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
-from bert_tf import checkpoints, squad, tokenization
-from bert_tf.heads import SpanHead, head_types
-from bert_tf.modeling import BertModel
+from bert_tf import squad
+from bert_tf.model import checkpoints
+from bert_tf.model.heads import SpanHead, head_types
+from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import QuestionAnsweringTask, question_answering
+from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 

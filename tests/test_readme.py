@@ -209,7 +209,7 @@ def test_readme_pip_installs_of_the_weights_never_pull_in_torch():
                                         ("large", (1024, 24, 16, 4096))])
 def test_the_shipped_pretraining_configs_are_bert_base_and_large(name, sizes):
     # The runs above read the stand-in's config in their place.
-    from bert_tf.config import BertConfig
+    from bert_tf.model.config import BertConfig
 
     config = BertConfig.from_json_file(os.path.join(ROOT, "data", f"bert_{name}_config.json"))
     assert (config.hidden_size, config.num_hidden_layers, config.num_attention_heads,
@@ -227,9 +227,10 @@ def _tiny_google_checkpoint(folder):
     """A random 4-layer, hidden-32 BERT, saved as Google's release folders are."""
     import tensorflow as tf
 
-    from bert_tf import checkpoints, tokenization
-    from bert_tf.config import BertConfig
-    from bert_tf.modeling import BertModel
+    from bert_tf.model import checkpoints
+    from bert_tf.model.config import BertConfig
+    from bert_tf.model.modeling import BertModel
+    from bert_tf.text import tokenization
 
     # An uncased vocab, as uncased_L-12_H-768_A-12's: the fixture's lower-case pieces.
     with open(os.path.join(FIXTURES, "tokenization_vocab_small.txt"), encoding="utf-8") as f:

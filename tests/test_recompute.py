@@ -1,4 +1,4 @@
-"""Tests for bert_tf/recompute.py: gradients that recompute do it in the backward pass.
+"""Tests for bert_tf/model/recompute.py: gradients that recompute do it in the backward pass.
 
 In a graph, an op runs as soon as its inputs exist. A gradient function that
 recomputes a forward tensor from forward tensors alone would run during the
@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.dropout import Dropout
-from bert_tf.feed_forward import activation_then_dense
-from bert_tf.layer_norm import layer_norm
-from bert_tf.modeling import gelu, gelu_exact
-from bert_tf.recompute import after, forward_only
+from bert_tf.model.dropout import Dropout
+from bert_tf.model.feed_forward import activation_then_dense
+from bert_tf.model.layer_norm import layer_norm
+from bert_tf.model.modeling import gelu, gelu_exact
+from bert_tf.model.recompute import after, forward_only
 
 keras = tf.keras
 

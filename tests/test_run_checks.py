@@ -1,4 +1,4 @@
-"""The shared checks of a run's settings (bert_tf/run_checks.py) and where they apply."""
+"""The shared checks of a run's settings (bert_tf/training/run_checks.py) and where they apply."""
 
 import json
 
@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import finetune, input_pipeline, record_specs, run_checks, squad, tfrecord
+from bert_tf import finetune, squad
+from bert_tf.records import input_pipeline, record_specs, tfrecord
+from bert_tf.training import run_checks
 
 
 def test_scoring_needs_weights_unless_asked_for_random_ones_by_name(tmp_path):

@@ -28,18 +28,14 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from absl import flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import (
-    checkpoints,
-    export_runner,
-    finetune,
-    glue,
-    input_pipeline,
-    run_checks,
-    run_dir,
-    tokenization,
-)
-from bert_tf.config import BertConfig
-from bert_tf.modeling import BertModel
+from bert_tf import finetune, glue
+from bert_tf.model import checkpoints
+from bert_tf.model.config import BertConfig
+from bert_tf.model.modeling import BertModel
+from bert_tf.records import input_pipeline
+from bert_tf.serving import export_runner
+from bert_tf.text import tokenization
+from bert_tf.training import run_checks, run_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")

@@ -1,4 +1,4 @@
-"""Tests for bert_tf/run_dir.py: one run per output_dir, its settings, no debris."""
+"""Tests for bert_tf/training/run_dir.py: one run per output_dir, its settings, no debris."""
 
 import json
 import os
@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from bert_tf import run_dir
+from bert_tf.training import run_dir
 
 HOLDER = """
 import sys
-from bert_tf import run_dir
+from bert_tf.training import run_dir
 run_dir.lock(sys.argv[1])
 print("locked", flush=True)
 sys.stdin.read()

@@ -6,7 +6,7 @@ Each test starts the script in a subprocess on the CPU, with a tiny model
   - tests/fixtures/pretraining_original.tfrecord: 28 records that Google's
     original create_pretraining_data.py wrote (max_seq_length 32,
     max_predictions_per_seq 5; see tests/test_input_pipeline.py);
-  - synthetic records written here with bert_tf.record_specs' pretraining contract,
+  - synthetic records written here with bert_tf.records.record_specs' pretraining contract,
     in which every masked token is a function of its position and the
     next-sentence label shows at [CLS]: the loss falls from about 4 to
     near 0 in a few dozen steps, so that a resumed run is easy to tell from
@@ -28,10 +28,13 @@ import tensorflow as tf
 from absl import flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import checkpoints, distribution, input_pipeline, record_specs, script_flags
-from bert_tf.config import BertConfig
-from bert_tf.modeling import BertModel
+from bert_tf.cli import script_flags
+from bert_tf.model import checkpoints
+from bert_tf.model.config import BertConfig
+from bert_tf.model.modeling import BertModel
+from bert_tf.records import input_pipeline, record_specs
 from bert_tf.tasks import PretrainingTask
+from bert_tf.training import distribution
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")

@@ -1,4 +1,4 @@
-"""The scripts' shared flags and the typed configs they become (bert_tf/script_flags.py)."""
+"""The scripts' shared flags and the typed configs they become (bert_tf/cli/script_flags.py)."""
 
 import dataclasses
 
@@ -6,7 +6,9 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import distribution, finetune, run_setup, script_flags
+from bert_tf import finetune
+from bert_tf.cli import script_flags
+from bert_tf.training import distribution, run_setup
 
 
 def _finetune_flags(*argv, padding=True):

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.serving: dynamic shapes cut each batch, and change no output.
+"""Tests for bert_tf.serving.served_model: dynamic shapes cut each batch, and change no output.
 
 The serving modules of classification and tagging run a tiny random model
 both ways at max_seq_length 64, where short sentences are cut to 16
@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import serving, text_ops, tokenization
-from bert_tf.config import BertConfig
-from bert_tf.heads import ClassifierHead
-from bert_tf.modeling import BertModel
+from bert_tf.model.config import BertConfig
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.model.modeling import BertModel
+from bert_tf.serving import served_model
 from bert_tf.tasks.classification import ClassificationServingModule
 from bert_tf.tasks.tagging import TaggingServingModule
+from bert_tf.text import text_ops, tokenization
 
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
                      "pretraining_vocab.txt")
@@ -41,8 +42,8 @@ def test_dynamic_shapes_cut_the_batch_to_its_longest_row_in_steps_of_16(lengths,
         return {"input_ids": features["input_ids"]}
 
     packed = _packed(lengths)
-    dynamic = serving.ServedModel(shape_of, "dynamic")(packed)["input_ids"]
-    static = serving.ServedModel(shape_of, "static")(packed)["input_ids"]
+    dynamic = served_model.ServedModel(shape_of, "dynamic")(packed)["input_ids"]
+    static = served_model.ServedModel(shape_of, "static")(packed)["input_ids"]
     assert dynamic.shape == (len(lengths), dynamic_length)
     assert static.shape == (len(lengths), SEQ)
     # What is cut is padding only.
@@ -52,7 +53,7 @@ def test_dynamic_shapes_cut_the_batch_to_its_longest_row_in_steps_of_16(lengths,
 
 def test_unknown_shapes_are_refused():
     with pytest.raises(ValueError, match="unknown export shapes 'ragged'"):
-        serving.ServedModel(lambda features: features, "ragged")
+        served_model.ServedModel(lambda features: features, "ragged")
 
 
 def _model(num_labels):
@@ -68,7 +69,7 @@ def _model(num_labels):
 def test_classifier_outputs_do_not_depend_on_the_shapes():
     encoder, head = _model(3)
     outputs = {}
-    for shapes in serving.SHAPES:
+    for shapes in served_model.SHAPES:
         module = ClassificationServingModule(encoder, head, VOCAB, True, SEQ, shapes=shapes)
         outputs[shapes] = (module.single(tf.constant(SENTENCES[:3])),
                            module.pair(tf.constant(SENTENCES), tf.constant(SENTENCES[::-1])))
@@ -83,7 +84,7 @@ def test_classifier_outputs_do_not_depend_on_the_shapes():
 def test_tagger_outputs_do_not_depend_on_the_shapes():
     encoder, head = _model(len(TAGS))
     outputs = {}
-    for shapes in serving.SHAPES:
+    for shapes in served_model.SHAPES:
         module = TaggingServingModule(encoder, head, TAGS, VOCAB, True, SEQ, (SEQ - 2) // 2,
                                       shapes=shapes)
         outputs[shapes] = module.tag(tf.constant(SENTENCES))

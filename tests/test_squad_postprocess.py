@@ -7,8 +7,8 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf import tokenization
 from bert_tf.squad import postprocess, reading, windows
+from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
 # Tokens: [CLS] who ? [SEP] steve(4) smith ' s team won in paris ( 18(13) ##9 ##5(15) ) . [SEP]

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import finetune_data, input_pipeline, tokenization
-from bert_tf.record_specs import question_answering_features
+from bert_tf.records import finetune_data, input_pipeline
+from bert_tf.records.record_specs import question_answering_features
 from bert_tf.squad import reading, records, windows
+from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
 # Pieces: the man went to the store and bought a g ##all ##on (12).

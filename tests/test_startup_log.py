@@ -1,4 +1,5 @@
-"""Tests for bert_tf/startup_log.py: a script's own lines come before no TensorFlow notes."""
+"""Tests for bert_tf.training.startup_log: a script's own lines come before no TensorFlow
+notes."""
 
 import os
 import subprocess
@@ -7,11 +8,13 @@ import sys
 import pytest
 import tensorflow as tf
 
-from bert_tf import export, startup_log, tokenization
-from bert_tf.config import BertConfig
-from bert_tf.heads import ClassifierHead
-from bert_tf.modeling import BertModel
+from bert_tf.model.config import BertConfig
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.model.modeling import BertModel
+from bert_tf.serving import export
 from bert_tf.tasks import ClassificationTask
+from bert_tf.text import tokenization
+from bert_tf.training import startup_log
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")

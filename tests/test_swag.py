@@ -6,8 +6,9 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf import swag, tokenization
+from bert_tf import swag
 from bert_tf.tasks import MultipleChoiceTask
+from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 SWAG = os.path.join(FIXTURES, "swag")

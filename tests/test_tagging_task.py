@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import conll, text_ops
-from bert_tf.heads import ClassifierHead
+from bert_tf import conll
+from bert_tf.model.heads import ClassifierHead
 from bert_tf.tasks import TaggingTask, tagging
+from bert_tf.text import text_ops
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]

@@ -1,4 +1,4 @@
-"""Tests of bert_tf.text_ops: the in-graph tokenizer and packer.
+"""Tests of bert_tf.text.text_ops: the in-graph tokenizer and packer.
 
 The parity tests run both forms, `tokenization.FullTokenizer` and
 `text_ops.BertTextTokenizer`, over the same text and require identical ids.
@@ -31,7 +31,7 @@ import random
 import pytest
 import tensorflow as tf
 
-from bert_tf import text_ops, tokenization
+from bert_tf.text import text_ops, tokenization
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 SMALL_VOCAB = FIXTURES / "tokenization_vocab_small.txt"

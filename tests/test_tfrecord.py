@@ -1,4 +1,4 @@
-"""Tests for bert_tf.tfrecord, the numpy TFRecord and tf.train.Example writer.
+"""Tests for bert_tf.records.tfrecord, the numpy TFRecord and tf.train.Example writer.
 
 Its records are read back with TensorFlow, which checks the framing and the
 CRCs and parses the Examples independently of the code under test.
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import tfrecord
-from bert_tf.record_specs import FLOAT32, INT64, FeatureSpec
+from bert_tf.records import tfrecord
+from bert_tf.records.record_specs import FLOAT32, INT64, FeatureSpec
 
 
 def write(path, columns):

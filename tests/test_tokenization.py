@@ -1,4 +1,4 @@
-"""Tests of bert_tf.tokenization, the pure-Python tokenizer.
+"""Tests of bert_tf.text.tokenization, the pure-Python tokenizer.
 
 The examples of the original google-research/bert tokenization_test.py come
 first, then the cleaning and WordPiece rules, the vocabulary errors, packing,
@@ -11,7 +11,7 @@ import unicodedata
 import numpy as np
 import pytest
 
-from bert_tf import char_classes, tokenization
+from bert_tf.text import char_classes, tokenization
 
 # The vocabulary of the original's tests.
 ORIGINAL_TEST_VOCAB = [

@@ -1,4 +1,4 @@
-"""The TPU's rules, checked on the CPU (bert_tf/tpu_rules.py).
+"""The TPU's rules, checked on the CPU (bert_tf/training/tpu_rules.py).
 
 Every script that trains or predicts runs a tiny job with BERT_TF_TPU_RULES=1 and
 --jit_compile=true, as a TPU would run it: each train, eval and predict step
@@ -22,9 +22,9 @@ import pytest
 import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import run_setup, tpu_rules, training
-from bert_tf.config import BertConfig
+from bert_tf.model.config import BertConfig
 from bert_tf.tasks import ClassificationTask
+from bert_tf.training import run_setup, tpu_rules, training_loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -242,7 +242,7 @@ def _trainer(task, output_dir):
                         num_attention_heads=2, intermediate_size=64,
                         max_position_embeddings=SEQ, type_vocab_size=2)
     runtime = run_setup.Runtime.resolve(tf.distribute.get_strategy(), jit_compile=False)
-    return training.Trainer(task, config, runtime, run_setup.TrainingConfig(
+    return training_loop.Trainer(task, config, runtime, run_setup.TrainingConfig(
         str(output_dir), num_train_steps=2, iterations_per_loop=1))
 
 

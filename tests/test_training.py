@@ -1,4 +1,5 @@
-"""Tests for bert_tf.training: the loop, checkpoints and resume, accumulation, replicas."""
+"""Tests for bert_tf.training.training_loop: the loop, checkpoints and resume, accumulation,
+replicas."""
 
 import dataclasses
 import os
@@ -8,21 +9,21 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import (
-    checkpoints,
+from bert_tf import finetune
+from bert_tf.model import checkpoints
+from bert_tf.model.config import BertConfig
+from bert_tf.records import input_pipeline
+from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
+from bert_tf.training import (
     cpu,
-    finetune,
-    input_pipeline,
     precision,
     progress,
     run_dir,
     run_setup,
     tpu_rules,
-    training,
+    training_loop,
     xla,
 )
-from bert_tf.config import BertConfig
-from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
 
 SEQ, PREDICTIONS = 16, 4
 
@@ -70,7 +71,7 @@ def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_co
     # XLA is off except where a test is about it: compiling costs seconds.
     runtime = run_setup.Runtime.resolve(strategy or tf.distribute.get_strategy(),
                                         mixed_precision, jit_compile)
-    return training.Trainer(
+    return training_loop.Trainer(
         PretrainingTask(), config, runtime,
         run_setup.TrainingConfig(
             str(output_dir), num_train_steps=steps, num_warmup_steps=2,
@@ -208,7 +209,7 @@ def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
             return dataset
         return fn
 
-    trainers = {trim: training.Trainer(
+    trainers = {trim: training_loop.Trainer(
         ClassificationTask(3), config,
         run_setup.Runtime.resolve(two_cpu_strategy, jit_compile=True),
         run_setup.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
@@ -230,7 +231,7 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
                 "segment_ids": np.zeros((n, SEQ), np.int32),
                 "label_ids": rng.integers(0, 3, size=(n, 1)).astype(np.int32),
                 "is_real_example": np.array([[1]] * 10 + [[0]] * 2, np.int32)}
-    trainer = training.Trainer(
+    trainer = training_loop.Trainer(
         ClassificationTask(3), config, run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
     predict_fn = _dataset_fn(examples, 4, repeat=False)
@@ -258,7 +259,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     trainers = {}
     bfloat16 = run_setup.Runtime.resolve(tf.distribute.get_strategy(), "bfloat16")
     for inference in ("float32", "as_trained"):
-        trainers[inference] = training.Trainer(
+        trainers[inference] = training_loop.Trainer(
             ClassificationTask(3), config, bfloat16,
             run_setup.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
                                     inference_precision=inference))
@@ -271,7 +272,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     assert trainers["float32"].inference.policy == "float32"
     assert trainers["as_trained"].inference.policy == "mixed_bfloat16"
     # The same weights in a float32 model: the reference.
-    reference = training.Trainer(
+    reference = training_loop.Trainer(
         ClassificationTask(3), config, run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
     _copy_weights(trainers["float32"], reference)
@@ -293,7 +294,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
 
 def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
     """Fine-tuning scores through predictions and score(); Trainer.evaluate says so."""
-    trainer = training.Trainer(
+    trainer = training_loop.Trainer(
         ClassificationTask(2, glue_task="sst-2"), config,
         run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path), num_train_steps=10))
@@ -494,7 +495,7 @@ def test_a_trained_runs_checkpoint_loads_its_model_and_names_the_rest_training_s
     trainer = _trainer(config, tmp_path, steps=2)
     trainer.restore()
     trainer.train(_dataset_fn(_pretraining_examples(16), 8), 2, 8)
-    encoder = training.BertModel(config)
+    encoder = training_loop.BertModel(config)
     heads = PretrainingTask().create_heads(encoder)
     report = checkpoints.load_weights(tf.train.latest_checkpoint(str(tmp_path)), encoder, heads)
     assert report.skipped == [] and report.initialized == []

@@ -1,11 +1,12 @@
-"""Tests for bert_tf.training_checkpoints: what a training checkpoint holds, and resuming."""
+"""Tests for bert_tf.training.training_checkpoints: what a training checkpoint holds, and
+resuming."""
 
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import training_checkpoints
-from bert_tf.modeling import BertModel
-from bert_tf.training_checkpoints import TrainingCheckpoints
+from bert_tf.model.modeling import BertModel
+from bert_tf.training import training_checkpoints
+from bert_tf.training.training_checkpoints import TrainingCheckpoints
 
 keras = tf.keras
 

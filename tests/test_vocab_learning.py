@@ -16,9 +16,9 @@ import pytest
 import tensorflow as tf
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
-from bert_tf import pretraining_data, tokenization
-from bert_tf.config import BertConfig
-from bert_tf.text import vocab_learning
+from bert_tf import pretraining_data
+from bert_tf.model.config import BertConfig
+from bert_tf.text import tokenization, vocab_learning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "pretraining_corpus.txt")

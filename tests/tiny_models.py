@@ -6,9 +6,10 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import checkpoints, tokenization
-from bert_tf.config import BertConfig
-from bert_tf.modeling import BertModel
+from bert_tf.model import checkpoints
+from bert_tf.model.config import BertConfig
+from bert_tf.model.modeling import BertModel
+from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 VOCAB = os.path.join(FIXTURES, "tokenization_vocab_small.txt")

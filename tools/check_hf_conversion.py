@@ -30,8 +30,9 @@ import tensorflow as tf
 from absl import app, flags
 
 from bench import arguments, minilm
-from bert_tf import checkpoints, finetune
-from bert_tf.modeling import BertModel
+from bert_tf import finetune
+from bert_tf.model import checkpoints
+from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 
 flags.DEFINE_string("hf_python", arguments.HF_PYTHON,

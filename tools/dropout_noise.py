@@ -1,7 +1,7 @@
 """How much noise dropout adds, in bert_tf and in Hugging Face, from the same weights.
 
 The check of dropout's side of the SQuAD comparison: bert_tf draws its masks
-its own way (bert_tf/dropout.py: 16 random bits per element), torch its way.
+its own way (bert_tf/model/dropout.py: 16 random bits per element), torch its way.
 From the same all-MiniLM-L6-v2 weights, on the same 8 training windows
 (bert_tf's, from `python -m tools.squad_swap --mode=train_windows`), each
 library runs the encoder once without dropout and --draws times with it, and
@@ -29,8 +29,9 @@ WINDOWS = 8
 
 
 def bert_tf_side(args):
-    from bert_tf import checkpoints, finetune
-    from bert_tf.modeling import BertModel
+    from bert_tf import finetune
+    from bert_tf.model import checkpoints
+    from bert_tf.model.modeling import BertModel
 
     windows = np.load(args.windows)
     rng = np.random.default_rng(0)

@@ -30,9 +30,11 @@ def bert_tf_side(out):
 
     import tensorflow as tf
 
-    from bert_tf import checkpoints, finetune, optimization, squad
-    from bert_tf.modeling import BertModel
+    from bert_tf import finetune, squad
+    from bert_tf.model import checkpoints
+    from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
+    from bert_tf.training import optimization
 
     files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
     examples, _ = squad.read_squad_examples(

@@ -69,8 +69,8 @@ def write_windows(squad_file, out, is_training):
 def write_logits(run_dir, windows_file, out):
     import tensorflow as tf
 
-    from bert_tf import checkpoints, config
-    from bert_tf.modeling import BertModel
+    from bert_tf.model import checkpoints, config
+    from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
 
     data = np.load(windows_file)

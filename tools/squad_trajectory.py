@@ -68,9 +68,11 @@ def bert_tf_side(args):
     from absl import logging
 
     from bench.squad_files import answerable_only
-    from bert_tf import checkpoints, distribution, finetune, run_setup
+    from bert_tf import finetune
+    from bert_tf.model import checkpoints
     from bert_tf.tasks import QuestionAnsweringTask
-    from bert_tf.training import Trainer
+    from bert_tf.training import distribution, run_setup
+    from bert_tf.training.training_loop import Trainer
     from tools.squad_swap import squad_windows
 
     logging.set_verbosity(logging.INFO)  # The Trainer's line per update.

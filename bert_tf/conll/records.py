@@ -20,8 +20,10 @@ ConllReferences what it gives tasks.TaggingTask to score or write a split.
 import dataclasses
 import os
 
-from bert_tf import finetune_data, io_utils, run_dir
+from bert_tf import io_utils
 from bert_tf.conll.reading import ConllDataError, label_list, read_conll
+from bert_tf.records import finetune_data
+from bert_tf.training import run_dir
 
 # Where a training run keeps its tags, in id order, for later runs of the
 # same output_dir (prediction without training reads them back).

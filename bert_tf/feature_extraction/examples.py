@@ -21,7 +21,7 @@ import re
 
 import tensorflow as tf
 
-from bert_tf import tokenization
+from bert_tf.text import tokenization
 
 # The --layers name of the embedding output.
 EMBEDDINGS = "emb"

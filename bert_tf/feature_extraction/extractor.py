@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import checkpoints, finetune, precision, run_setup, tpu_rules
+from bert_tf import finetune
 from bert_tf.feature_extraction.examples import (
     ExtractionError,
     convert_example,
@@ -25,7 +25,9 @@ from bert_tf.feature_extraction.examples import (
     read_examples,
 )
 from bert_tf.feature_extraction.writers import OUTPUT_FORMATS, open_writer
-from bert_tf.modeling import BertModel
+from bert_tf.model import checkpoints
+from bert_tf.model.modeling import BertModel
+from bert_tf.training import precision, run_setup, tpu_rules
 
 POOLINGS = ("none", "cls", "mean")
 WORD_POOLINGS = ("first", "mean")

@@ -17,9 +17,11 @@ what it gives tasks.ClassificationTask to score or write a split.
 import dataclasses
 import random
 
-from bert_tf import finetune_data, run_dir, tokenization
 from bert_tf.glue.reading import GlueDataError
 from bert_tf.glue.splits import read_split
+from bert_tf.records import finetune_data
+from bert_tf.text import tokenization
+from bert_tf.training import run_dir
 
 
 @dataclasses.dataclass

@@ -2,7 +2,7 @@
 
 The input is UTF-8 text with one sentence per line and a blank line between
 documents. Each output record is a tf.train.Example with the features of
-`bert_tf.record_specs.pretraining_features`: a pair laid out as
+`bert_tf.records.record_specs.pretraining_features`: a pair laid out as
 [CLS] A [SEP] B [SEP], where B is the text that follows A half of the time and
 a random span of another document otherwise, with some word pieces masked.
 
@@ -56,7 +56,7 @@ round-robin over the output files. The output
 files are therefore byte-for-byte the same whatever the number of workers;
 they depend on the input, the flags and window_mb.
 
-Records are serialized and framed as TFRecords by `bert_tf.tfrecord`, with
+Records are serialized and framed as TFRecords by `bert_tf.records.tfrecord`, with
 numpy, so that neither the workers nor the main process load TensorFlow: that
 takes longer and more memory than generating a whole window.
 

@@ -11,7 +11,6 @@ import time
 
 import numpy as np
 
-from bert_tf import tokenization
 from bert_tf.pretraining_data.config import (
     SHUFFLE_STREAM,
     PretrainingDataError,
@@ -29,6 +28,7 @@ from bert_tf.pretraining_data.workers import (
     submit_generation,
     submit_tokenization,
 )
+from bert_tf.text import tokenization
 
 
 def _write_window(output, window, generating, config, summary):

@@ -4,7 +4,7 @@
 round(masked_lm_prob x the tokens), at least one and at most
 max_predictions_per_seq, among A's and B's word pieces (or whole words under
 whole-word masking), and turns 80% of them into [MASK], 10% into a random
-real word piece and leaves 10% as they are. `bert_tf.dynamic_masking` draws
+real word piece and leaves 10% as they are. `bert_tf.records.dynamic_masking` draws
 masks with the same statistics in the input pipeline instead.
 """
 

@@ -19,11 +19,12 @@ import time
 
 import numpy as np
 
-from bert_tf import record_specs, tfrecord, tokenization
 from bert_tf.pretraining_data.config import PAIRS_STREAM, PretrainingDataSummary
 from bert_tf.pretraining_data.corpus import CachedTokenizer
 from bert_tf.pretraining_data.instances import pack_pairs, plan_block
 from bert_tf.pretraining_data.static_masking import mask_tokens
+from bert_tf.records import record_specs, tfrecord
+from bert_tf.text import tokenization
 
 # Most pairs masked and serialized at once, which bounds numpy's temporaries
 # to some tens of megabytes however long a document is.

@@ -30,7 +30,8 @@ import os
 
 from absl import logging
 
-from bert_tf import io_utils, tokenization
+from bert_tf import io_utils
+from bert_tf.text import tokenization
 
 _PrelimPrediction = collections.namedtuple(
     "_PrelimPrediction", ["feature_index", "start_index", "end_index", "start_logit",

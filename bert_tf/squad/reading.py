@@ -29,7 +29,7 @@ import json
 
 from absl import logging
 
-from bert_tf import tokenization
+from bert_tf.text import tokenization
 
 
 class SquadDataError(ValueError):

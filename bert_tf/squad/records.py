@@ -15,10 +15,11 @@ import random
 
 from absl import logging
 
-from bert_tf import finetune_data, run_dir
+from bert_tf.records import finetune_data
 from bert_tf.squad.evaluation import gold_answers
 from bert_tf.squad.reading import SquadDataError, read_squad_examples
 from bert_tf.squad.windows import convert_examples_to_features
+from bert_tf.training import run_dir
 
 # The original shuffled the training questions once, with this seed, before
 # cutting them into windows (so the shuffle buffer need not be large).

@@ -9,8 +9,11 @@ import csv
 import dataclasses
 import os
 
-from bert_tf import finetune_data, io_utils, run_dir, tokenization
+from bert_tf import io_utils
+from bert_tf.records import finetune_data
 from bert_tf.swag.reading import read_examples, second_segments
+from bert_tf.text import tokenization
+from bert_tf.training import run_dir
 
 # SWAG's file names; the splits are finetune.run's.
 SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}

@@ -5,8 +5,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import glue, record_specs, serving
-from bert_tf.heads import ClassifierHead
+from bert_tf import glue
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.records import record_specs
+from bert_tf.serving import served_model
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
 keras = tf.keras
@@ -165,20 +167,20 @@ class ClassificationServingModule(tf.Module):
           do_lower_case: As in training.
           max_seq_length: As in training.
           is_regression: Whether the head outputs a score (STS-B).
-          shapes: One of serving.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
+          shapes: One of served_model.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
         """
         super().__init__(name="bert_classifier")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
         # 116 MB of resident memory that only an export needs, not training.
-        from bert_tf import text_ops
+        from bert_tf.text import text_ops
 
         self.encoder = encoder
         self.classifier_head = classifier_head
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
-        self.model = serving.ServedModel(self._logits, shapes, jit_compile)
+        self.model = served_model.ServedModel(self._logits, shapes, jit_compile)
         self.is_regression = is_regression
 
     def _logits(self, features):

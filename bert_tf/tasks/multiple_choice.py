@@ -19,8 +19,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import record_specs, serving, swag
-from bert_tf.heads import ClassifierHead
+from bert_tf import swag
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.records import record_specs
+from bert_tf.serving import served_model
 from bert_tf.tasks.base import Task, encoder_inputs
 
 keras = tf.keras
@@ -151,13 +153,13 @@ class MultipleChoiceServingModule(tf.Module):
           do_lower_case: As in training.
           max_seq_length: As in training.
           num_choices: The endings of each question.
-          shapes: One of serving.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
+          shapes: One of served_model.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
         """
         super().__init__(name="bert_multiple_choice")
         # Imported here, not at the top: text_ops loads tensorflow_text, which
         # only an export needs (ClassificationServingModule says why).
-        from bert_tf import text_ops
+        from bert_tf.text import text_ops
 
         self.encoder = encoder
         self.classifier_head = classifier_head
@@ -165,7 +167,7 @@ class MultipleChoiceServingModule(tf.Module):
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
-        self.model = serving.ServedModel(self._scores, shapes, jit_compile)
+        self.model = served_model.ServedModel(self._scores, shapes, jit_compile)
         # The signature's endings have this many columns; the serving function checks it.
         self.choose = tf.function(
             self._choose, input_signature=[

@@ -3,8 +3,8 @@
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import record_specs
-from bert_tf.heads import MaskedLMHead, NextSentenceHead
+from bert_tf.model.heads import MaskedLMHead, NextSentenceHead
+from bert_tf.records import record_specs
 from bert_tf.tasks.base import Task, encoder_inputs
 
 keras = tf.keras

@@ -18,8 +18,10 @@ more than null_score_diff_threshold.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import record_specs, serving, squad
-from bert_tf.heads import SpanHead
+from bert_tf import squad
+from bert_tf.model.heads import SpanHead
+from bert_tf.records import record_specs
+from bert_tf.serving import served_model
 from bert_tf.tasks.base import Task, encoder_inputs
 
 _SPAN = SpanHead.checkpoint_key
@@ -401,20 +403,20 @@ class QuestionAnsweringServingModule(tf.Module):
           doc_stride: Context pieces between the starts of windows, or
             shared by consecutive windows.
           doc_stride_means: "step" or "overlap", as in training.
-          shapes: One of serving.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
+          shapes: One of served_model.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
         """
         super().__init__(name="bert_question_answering")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
         # 116 MB of resident memory that only an export needs, not training.
-        from bert_tf import text_ops
+        from bert_tf.text import text_ops
 
         self.encoder = encoder
         self.head = head
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
                                           self.tokenizer.vocab["[SEP]"])
-        self.model = serving.ServedModel(self._logits, shapes, jit_compile)
+        self.model = served_model.ServedModel(self._logits, shapes, jit_compile)
         self.max_seq_length = max_seq_length
         self.max_query_length = max_query_length
         self.max_answer_length = max_answer_length

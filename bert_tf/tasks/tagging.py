@@ -13,8 +13,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import conll, record_specs, serving
-from bert_tf.heads import ClassifierHead
+from bert_tf import conll
+from bert_tf.model.heads import ClassifierHead
+from bert_tf.records import record_specs
+from bert_tf.serving import served_model
 from bert_tf.tasks.base import Task, encoder_inputs, hf_labels
 
 keras = tf.keras
@@ -222,17 +224,17 @@ class TaggingServingModule(tf.Module):
           max_seq_length: As in training.
           window_stride: Word pieces between the starts of a long sentence's
             windows, at most max_seq_length - 2.
-          shapes: One of serving.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
+          shapes: One of served_model.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
         """
         super().__init__(name="bert_tagger")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
         # 116 MB of resident memory that only an export needs, not training.
-        from bert_tf import text_ops
+        from bert_tf.text import text_ops
 
         self.encoder = encoder
         self.head = head
-        self.model = serving.ServedModel(self._probabilities, shapes, jit_compile)
+        self.model = served_model.ServedModel(self._probabilities, shapes, jit_compile)
         self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
         self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
                                           self.tokenizer.vocab["[SEP]"])

@@ -38,9 +38,10 @@ import tensorflow as tf
 from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
-from bert_tf import io_utils, tokenization
+from bert_tf import io_utils
 from bert_tf.pretraining_data import expand_input_patterns
 from bert_tf.pretraining_data.corpus import read_documents
+from bert_tf.text import tokenization
 
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"

@@ -13,7 +13,7 @@ Three things differ from absl:
   Anything else is a bug and keeps its traceback.
 - A flag value out of its bounds (--learning_rate=-1, --train_batch_size=0)
   is refused in one line too, when the flags are parsed, before any work.
-- Path flags follow bert_tf/path_flags.py's rules, checked before main():
+- Path flags follow bert_tf/cli/path_flags.py's rules, checked before main():
   "~" expands in each, no output overwrites an input, and output paths that
   cannot be written are refused, in one line naming the flag(s).
 - `--help` (and -h, --helpshort, --helpfull) exits 0, not absl's 1.
@@ -33,7 +33,7 @@ import traceback
 
 from absl import app, flags
 
-from bert_tf import path_flags
+from bert_tf.cli import path_flags
 
 _HELP_FLAGS = ("--help", "-h", "-?", "--helpshort", "--helpfull", "--helpxml")
 

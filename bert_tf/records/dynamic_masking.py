@@ -31,7 +31,7 @@ import dataclasses
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import tokenization
+from bert_tf.text import tokenization
 
 
 @dataclasses.dataclass(frozen=True)

@@ -28,14 +28,14 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from bert_tf import io_utils
-from bert_tf.checkpoint_names import (
+from bert_tf.model.checkpoint_names import (
     ENCODER,
     ENCODER_PREFIXES,
     FORMATS,
     encoder_weight_names,
 )
-from bert_tf.config import BertConfig, ConfigError
-from bert_tf.modeling import BertModel
+from bert_tf.model.config import BertConfig, ConfigError
+from bert_tf.model.modeling import BertModel
 
 # Tensors a checkpoint may hold that are not model weights: optimizer slots,
 # step counters, and Hugging Face's buffers.

@@ -28,8 +28,9 @@ import time
 
 from absl import app, flags, logging
 
-from bert_tf import cli, path_flags
-from bert_tf.progress import format_duration
+from bert_tf import cli
+from bert_tf.cli import path_flags
+from bert_tf.training.progress import format_duration
 
 STDIN = "-"
 PROGRESS_INTERVAL_S = 10.0

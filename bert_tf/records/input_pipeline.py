@@ -1,12 +1,12 @@
 """TFRecord readers: tf.data pipelines for pretraining and the fine-tuning tasks.
 
-The records' features are the contracts of `bert_tf.record_specs`, which the
+The records' features are the contracts of `bert_tf.records.record_specs`, which the
 writers share; `parsing_spec` turns a contract into TensorFlow's parsing spec.
 """
 
 import tensorflow as tf
 
-from bert_tf.record_specs import pretraining_features
+from bert_tf.records.record_specs import pretraining_features
 
 
 def parsing_spec(features):
@@ -188,7 +188,7 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
     trailing records. int64 features are cast to int32, the type TPUs support.
 
     With `dynamic_masking`, each batch's stored masks are undone and new ones
-    drawn (see bert_tf/dynamic_masking.py), anew on every pass over the files;
+    drawn (see bert_tf/records/dynamic_masking.py), anew on every pass over the files;
     the features keep their shapes and dtypes. Any pretraining file works: the
     stored masks tell the original tokens.
 
@@ -225,7 +225,7 @@ def pretraining_dataset(input_patterns, batch_size, max_seq_length,
         # Imported here: dynamic_masking needs tensorflow_text, whose libraries
         # hold about 116 MB of resident memory, and fine-tuning reads its
         # records through this module without ever masking.
-        from bert_tf.dynamic_masking import mask_batches
+        from bert_tf.records.dynamic_masking import mask_batches
 
         dataset = mask_batches(
             dataset, dynamic_masking, max_predictions_per_seq, seed,

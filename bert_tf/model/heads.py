@@ -13,9 +13,9 @@ dtype, hence the explicit float32 casts of the biases.)
 
 import tensorflow as tf
 
-from bert_tf.checkpoint_names import WeightName, dense_names, layer_norm_names
-from bert_tf.dropout import Dropout
-from bert_tf.modeling import create_initializer, dense_layer, get_activation, layer_norm_layer
+from bert_tf.model.checkpoint_names import WeightName, dense_names, layer_norm_names
+from bert_tf.model.dropout import Dropout
+from bert_tf.model.modeling import create_initializer, dense_layer, get_activation, layer_norm_layer
 
 keras = tf.keras
 

@@ -21,8 +21,10 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils, precision, recompute
-from bert_tf.export_runner import INFO_FILE
+from bert_tf import io_utils
+from bert_tf.model import recompute
+from bert_tf.serving.export_runner import INFO_FILE
+from bert_tf.training import precision
 
 keras = tf.keras
 

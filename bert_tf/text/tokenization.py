@@ -2,7 +2,7 @@
 
 This module keeps the public names, arguments and results of the original
 google-research/bert `tokenization.py`, so code written against it keeps
-working. `bert_tf.text_ops` runs the same algorithm inside the TensorFlow graph
+working. `bert_tf.text.text_ops` runs the same algorithm inside the TensorFlow graph
 and gives the same ids. `VocabTables` adds what building and masking
 pretraining records need to know of a vocabulary: the special ids, the word
 pieces that a random replacement may draw and which pieces continue a word.
@@ -39,7 +39,7 @@ import unicodedata
 
 import numpy as np
 
-from bert_tf import char_classes
+from bert_tf.text import char_classes
 
 # Checkpoint directory names of Google's released BERT models, by casing.
 _LOWER_CASED_MODELS = (

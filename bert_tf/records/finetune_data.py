@@ -41,7 +41,8 @@ import abc
 import numpy as np
 from absl import logging
 
-from bert_tf import io_utils, tfrecord
+from bert_tf import io_utils
+from bert_tf.records import tfrecord
 
 
 def padding_record(specs):

@@ -21,7 +21,7 @@ import functools
 
 import numpy as np
 
-from bert_tf import record_specs
+from bert_tf.records import record_specs
 
 
 @dataclasses.dataclass

@@ -21,8 +21,8 @@ import contextlib
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import cpu
-from bert_tf.modeling import BertModel
+from bert_tf.model.modeling import BertModel
+from bert_tf.training import cpu
 
 keras = tf.keras
 

@@ -16,7 +16,7 @@ difference.
 
 import tensorflow as tf
 
-from bert_tf import recompute
+from bert_tf.model import recompute
 
 keras = tf.keras
 

@@ -32,20 +32,20 @@ import time
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import (
-    checkpoints,
+from bert_tf import io_utils
+from bert_tf.model import checkpoints
+from bert_tf.model.modeling import BertModel
+from bert_tf.training import (
     distribution,
     inference,
-    io_utils,
     memory,
     optimization,
     precision,
     run_dir,
     tpu_rules,
 )
-from bert_tf.modeling import BertModel
-from bert_tf.progress import format_duration, loop_steps
-from bert_tf.training_checkpoints import TrainingCheckpoints
+from bert_tf.training.progress import format_duration, loop_steps
+from bert_tf.training.training_checkpoints import TrainingCheckpoints
 
 keras = tf.keras
 

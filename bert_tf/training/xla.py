@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-from bert_tf import cpu, tpu_rules
+from bert_tf.training import cpu, tpu_rules
 
 # --jit_compile's values.
 JIT_COMPILE_CHOICES = ("auto", "true", "false")

@@ -26,7 +26,7 @@ want it.
 
 import tensorflow as tf
 
-from bert_tf.input_pipeline import LENGTH_MULTIPLE, trim_padding
+from bert_tf.records.input_pipeline import LENGTH_MULTIPLE, trim_padding
 
 SHAPES = ("dynamic", "static")
 

@@ -11,7 +11,7 @@ that tensor and no matmul.
 
 import tensorflow as tf
 
-from bert_tf import recompute
+from bert_tf.model import recompute
 
 
 def activation_then_dense(pre_activation, activation, dense):

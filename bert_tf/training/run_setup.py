@@ -21,7 +21,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from bert_tf import memory, precision, xla
+from bert_tf.training import memory, precision, xla
 
 keras = tf.keras
 

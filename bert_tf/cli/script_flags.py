@@ -16,20 +16,11 @@ chooses by device (the loop and checkpoint cadence) or by checkpoint
 
 from absl import flags
 
-from bert_tf import (
-    cpu,
-    distribution,
-    finetune,
-    input_pipeline,
-    optimization,
-    precision,
-    pretrain,
-    run_setup,
-    serving,
-    tpu_rules,
-    vocab_flags,
-    xla,
-)
+from bert_tf import finetune, pretrain
+from bert_tf.cli import vocab_flags
+from bert_tf.records import input_pipeline
+from bert_tf.serving import served_model
+from bert_tf.training import cpu, distribution, optimization, precision, run_setup, tpu_rules, xla
 
 # The configs whose defaults the flags take: each default is written once.
 TRAINING = run_setup.TrainingConfig
@@ -221,7 +212,7 @@ def define_finetune_flags(flag_values=flags.FLAGS):
         "export_dir", None, "Write a raw-text SavedModel here, after training; alone (without "
         "--do_train, --do_eval or --do_predict), of the run already in --output_dir.", **fv)
     flags.DEFINE_enum(
-        "export_shapes", FINETUNE.export_shapes, serving.SHAPES,
+        "export_shapes", FINETUNE.export_shapes, served_model.SHAPES,
         "dynamic: the SavedModel pads each batch only to its longest input (in steps of "
         f"{input_pipeline.LENGTH_MULTIPLE}), for CPU and GPU serving; static: every input "
         "padded to --max_seq_length, one fixed shape, for TPU serving. Either runs without "

@@ -1,6 +1,6 @@
 """BERT tokenization inside the TensorFlow graph, and packing into BERT's inputs.
 
-`BertTextTokenizer` runs the algorithm of `bert_tf.tokenization` with
+`BertTextTokenizer` runs the algorithm of `bert_tf.text.tokenization` with
 TensorFlow and tensorflow_text ops, so it works in `tf.data` pipelines, in
 `tf.function`s and in SavedModels that take raw text, and it gives the same
 ids as `tokenization.FullTokenizer`. `BertPacker` then lays the ids out as
@@ -57,7 +57,7 @@ import unicodedata
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import char_classes, tokenization
+from bert_tf.text import char_classes, tokenization
 
 # Matches valid UTF-8: code points up to U+10FFFF, surrogates excluded. RE2's
 # "." would also accept encoded surrogates, which Python's decoder rejects.

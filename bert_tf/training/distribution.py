@@ -27,7 +27,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import tpu_runtime
+from bert_tf.training import tpu_runtime
 
 
 class TpuNotFoundError(ValueError):

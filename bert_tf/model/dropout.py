@@ -20,7 +20,7 @@ than keep them.
 
 import tensorflow as tf
 
-from bert_tf import recompute
+from bert_tf.model import recompute
 
 keras = tf.keras
 

@@ -22,11 +22,11 @@ import math
 
 import tensorflow as tf
 
-from bert_tf import recompute
-from bert_tf.config import BertConfig
-from bert_tf.dropout import Dropout
-from bert_tf.feed_forward import activation_then_dense
-from bert_tf.layer_norm import LayerNorm
+from bert_tf.model import recompute
+from bert_tf.model.config import BertConfig
+from bert_tf.model.dropout import Dropout
+from bert_tf.model.feed_forward import activation_then_dense
+from bert_tf.model.layer_norm import LayerNorm
 
 keras = tf.keras
 
@@ -134,7 +134,7 @@ def dense_layer(config, units, name, activation=None):
 def layer_norm_layer(name):
     """A LayerNorm that always computes in float32, whatever the policy.
 
-    Its backward pass keeps one tensor of the input's size (bert_tf/layer_norm.py).
+    Its backward pass keeps one tensor of the input's size (bert_tf/model/layer_norm.py).
     """
     return LayerNorm(epsilon=LAYER_NORM_EPSILON, dtype="float32", name=name)
 
