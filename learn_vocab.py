@@ -8,7 +8,7 @@ pieces. The special tokens are where bert-base-uncased has them: [PAD] 0,
 (with the default --num_unused=99). The vocab.txt feeds
 create_pretraining_data.py and run_pretraining.py (with vocab_size in
 bert_config.json set to its number of lines) as it is; see
-bert_tf/text/vocab_learning.py.
+bert_tf/pretraining_data/vocab_learning.py.
 
 Example:
   python learn_vocab.py \\
@@ -20,7 +20,7 @@ from absl import app, flags, logging
 
 from bert_tf import cli
 from bert_tf.cli import vocab_flags
-from bert_tf.text import vocab_learning
+from bert_tf.pretraining_data import vocab_learning
 
 FLAGS = flags.FLAGS
 DEFAULTS = vocab_learning.VocabLearningConfig

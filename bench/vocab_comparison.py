@@ -2,7 +2,7 @@
 
 The corpus is split by document as bench/pretraining_quality.py splits it
 (every --heldout_every-th document held out). A vocab is learned from the
-training documents only (bert_tf.text.vocab_learning, learn_vocab.py's
+training documents only (bert_tf.pretraining_data.vocab_learning, learn_vocab.py's
 library), so that the held-out text is new to it, as a user's later text
 is. Then, for each vocab (the learned one and --vocab_file, by default
 bert-base-uncased's):
@@ -46,7 +46,8 @@ import subprocess
 import sys
 
 from bench import arguments, machine, minilm, pretraining_corpus
-from bert_tf.text import tokenization, vocab_learning
+from bert_tf.pretraining_data import vocab_learning
+from bert_tf.text import tokenization
 
 # pretraining_quality.py's flags that this script passes on unchanged.
 _PASSED_ON = ("heldout_every", "num_layers", "hidden_size", "max_seq_length",

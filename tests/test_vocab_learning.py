@@ -1,4 +1,4 @@
-"""Tests for learning a WordPiece vocabulary: bert_tf.text.vocab_learning and learn_vocab.py.
+"""Tests for learning a WordPiece vocabulary: pretraining_data.vocab_learning, learn_vocab.py.
 
 The library is tested in process on the data builder's tiny fixture corpus
 (tests/fixtures/pretraining_corpus.txt, 53 lines) with small vocab sizes;
@@ -18,7 +18,8 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 
 from bert_tf import pretraining_data
 from bert_tf.model.config import BertConfig
-from bert_tf.text import tokenization, vocab_learning
+from bert_tf.pretraining_data import vocab_learning
+from bert_tf.text import tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "pretraining_corpus.txt")

@@ -69,6 +69,7 @@ The modules, in the order the data flows through them:
   workers.py: units of work and the processes that run them;
   output.py: the output files and the progress log;
   builder.py: create_pretraining_data, which drives them.
+  vocab_learning.py: a vocab.txt learned from the same text (learn_vocab.py).
 """
 
 from bert_tf.pretraining_data.builder import create_pretraining_data

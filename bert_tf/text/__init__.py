@@ -1,5 +1,6 @@
-"""Text to word pieces.
+"""Text to word pieces: the original's tokenizers in Python, and the same in the graph.
 
-The original's tokenizers in Python, the same in the TensorFlow graph, and
-learning a vocabulary from raw text.
+tokenization.py (FullTokenizer and its parts, the original's API),
+char_classes.py (basic tokenization's character classes, for both), and
+text_ops.py (the same tokenization and packing as TensorFlow ops).
 """
