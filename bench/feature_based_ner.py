@@ -159,7 +159,7 @@ def extract_words(sentences, files, model, max_seq_length, batch_size):
 
     Args:
       sentences: conll.Sentence objects.
-      files: The finetune.ModelFiles (tokenizer, layer count).
+      files: The model_files.ModelFiles (tokenizer, layer count).
       model: The BertModel with its weights.
       max_seq_length: Pieces per sentence, [CLS] and [SEP] included.
       batch_size: Sentences per model call.

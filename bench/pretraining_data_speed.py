@@ -2,7 +2,7 @@
 
 Runs bert_tf's script with each --workers count on the corpus and on the
 corpus read --scales times over, and, given --original, the original script
-(through tools/run_original_create_pretraining_data.py) in the same run.
+(through original_create_pretraining_data.py) in the same run.
 Each run is a subprocess, timed from start to exit, TensorFlow import and
 start-up included; with --repeats, the median run counts. Its peak memory is
 sampled as the summed RSS of its process tree. The statistics come from the
@@ -207,7 +207,7 @@ def _run(args, impl, workers, scale, vocab_file, work_dir):
         command = [sys.executable, "create_pretraining_data.py", *shared,
                    f"--num_workers={workers}"]
     else:
-        command = [sys.executable, "-m", "tools.run_original_create_pretraining_data",
+        command = [sys.executable, "-m", "bench.original_create_pretraining_data",
                    f"--original={args.original}", f"--stats_file={stats_file}", "--", *shared]
     log_path = os.path.join(work_dir, f"{name}.log")
     runs = [_measure(command, log_path) for _ in range(args.repeats)]

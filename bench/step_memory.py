@@ -73,13 +73,13 @@ def parse_args(argv=None):
 def main(args):
     import tensorflow as tf
 
-    from bert_tf import finetune
+    from bert_tf.model import model_files
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import TaggingTask
     from bert_tf.training import distribution, precision, run_setup
 
     lengths = [int(length) for length in args.lengths]
-    files = finetune.model_files(minilm.model_dir(), max_seq_length=max(lengths))
+    files = model_files.find(minilm.model_dir(), max_seq_length=max(lengths))
     runtime = run_setup.prepare(1, distribution.TpuConfig(), args.mixed_precision)
     jit_compile = runtime.jit_compile
     task = TaggingTask(CONLL_TAGS, max(lengths))

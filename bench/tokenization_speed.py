@@ -28,7 +28,7 @@ import os
 import sys
 
 from bench import arguments, machine, minilm, timing
-from tools import run_original_create_pretraining_data as original_runner
+from bench import original_create_pretraining_data as original_runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_INPUT = os.path.join(ROOT, "..", "shared", "data", "corpus", "gutenberg_11books.txt")

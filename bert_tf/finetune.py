@@ -10,8 +10,9 @@ start(), the task, the data and run(); the notebook and Python callers build
 the FinetuneConfig directly. The steps it is made of, in order, for a caller
 that goes its own way:
   check_actions()   refuses a run with nothing to do; tells an export-only run;
-  model_files()     the pretrained model's config, vocab and casing, checked
-                    against each other and against max_seq_length;
+  model_files.find()  (model/model_files.py) the pretrained model's config,
+                    vocab and casing, checked against each other and against
+                    max_seq_length;
   setup()           seed, strategy, precision, XLA and batch checks, before any
                     model is built;
   train_steps()     optimizer updates and warmup from epochs;
@@ -46,12 +47,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import cli, io_utils
-from bert_tf.model import checkpoints
-from bert_tf.model.config import BertConfig
+from bert_tf import io_utils
+from bert_tf.model import checkpoints, model_files
 from bert_tf.records import finetune_data, input_pipeline
 from bert_tf.serving import export
-from bert_tf.text import tokenization
 from bert_tf.training import distribution, run_checks, run_dir, run_setup, tpu_rules, training_loop
 
 # --group_by_length sorts this many batches' worth of examples at a time:
@@ -216,28 +215,6 @@ def padding_args(config):
             "length_group_batches": LENGTH_GROUP_BATCHES if config.group_by_length else None}
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelFiles:
-    """What fine-tuning needs to know of the pretrained model.
-
-    Attributes:
-      bert_config: The encoder's BertConfig.
-      vocab_file: The vocab.txt it was pretrained with.
-      do_lower_case: Whether its input is lower-cased (uncased models).
-      init_checkpoint: Its weights (any checkpoints.py format), or None for
-        random weights.
-    """
-
-    bert_config: BertConfig
-    vocab_file: str
-    do_lower_case: bool
-    init_checkpoint: str | None
-
-    def tokenizer(self):
-        """A tokenization.FullTokenizer for this model."""
-        return tokenization.FullTokenizer(self.vocab_file, self.do_lower_case)
-
-
 def check_actions(config):
     """Checks that a run has something to do, and weights to do it with; tells whether
     it only exports.
@@ -268,67 +245,6 @@ def check_actions(config):
                                     config.do_eval, config.do_predict, config.export_dir,
                                     config.allow_random_weights)
     return not runs
-
-
-def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=None,
-                max_seq_length=None):
-    """Finds a pretrained model's config, vocab and casing, and checks that they fit.
-
-    What is not given is looked for beside the checkpoint: Google's released
-    folders hold bert_config.json and vocab.txt, Hugging Face folders
-    config.json, vocab.txt and tokenizer_config.json (with the casing).
-
-    Args:
-      init_checkpoint: The pretrained weights, or None.
-      bert_config_file: An explicit config, which wins.
-      vocab_file: An explicit vocab, which wins.
-      do_lower_case: The casing, or None to take the folder's record (else True).
-      max_seq_length: If given, checked against max_position_embeddings.
-
-    Returns:
-      A ModelFiles.
-
-    Raises:
-      FinetuneError: naming the flag, when something is missing or does not
-        fit: a --do_lower_case that contradicts the checkpoint's recorded
-        casing included (one that contradicts only its vocab's look is a
-        warning).
-    """
-    if not (init_checkpoint or bert_config_file):
-        raise FinetuneError("Give --bert_config_file (or an --init_checkpoint beside which "
-                            "one is found).")
-    try:
-        vocab_file = checkpoints.find_vocab(init_checkpoint, vocab_file)
-        recorded_case = checkpoints.find_do_lower_case(init_checkpoint, None)
-        if do_lower_case is None:
-            do_lower_case = True if recorded_case is None else recorded_case
-        elif recorded_case is not None and recorded_case != do_lower_case:
-            raise FinetuneError(
-                f"--do_lower_case={do_lower_case} contradicts --init_checkpoint="
-                f"{init_checkpoint}, whose tokenizer_config.json says do_lower_case="
-                f"{recorded_case}: drop the flag (the folder's casing is the default)")
-        tokenization.validate_case_matches_checkpoint(do_lower_case, init_checkpoint)
-        config = checkpoints.find_config(init_checkpoint, bert_config_file)
-        vocab = tokenization.load_vocab(vocab_file)
-    except (ValueError, OSError, tf.errors.OpError) as e:
-        # ConfigError, CheckpointError, an unreadable file: all name the file.
-        raise FinetuneError(str(e)) from None
-    # A checkpoint that records its casing nowhere: its vocab still tells.
-    mismatch = (tokenization.case_mismatch_with_vocab(do_lower_case, vocab, vocab_file)
-                if recorded_case is None else None)
-    if mismatch:
-        cli.warn(mismatch)
-    vocab_size = len(vocab)
-    if max_seq_length is not None:
-        try:
-            config.check_max_seq_length(max_seq_length)
-        except ValueError as e:
-            raise FinetuneError(str(e)) from None
-    if vocab_size != config.vocab_size:
-        raise FinetuneError(
-            f"the vocab file has {vocab_size} tokens but the model's vocab_size "
-            f"is {config.vocab_size}: the checkpoint was trained with another vocab")
-    return ModelFiles(config, vocab_file, do_lower_case, init_checkpoint)
 
 
 def setup(config):
@@ -618,14 +534,18 @@ def start(config):
       config: A FinetuneConfig.
 
     Returns:
-      (files, runtime): model_files()' ModelFiles and setup()'s run_setup.Runtime.
+      (files, runtime): model_files.find()'s ModelFiles and setup()'s
+      run_setup.Runtime.
 
     Raises:
       FinetuneError: naming the flag or file that does not fit.
     """
     padding_args(config)  # Refuses group_by_length alone, before any work.
-    files = model_files(config.init_checkpoint, config.bert_config_file, config.vocab_file,
-                        config.do_lower_case, config.max_seq_length)
+    try:
+        files = model_files.find(config.init_checkpoint, config.bert_config_file,
+                                 config.vocab_file, config.do_lower_case, config.max_seq_length)
+    except model_files.ModelFilesError as e:
+        raise FinetuneError(str(e)) from None
     return files, setup(config)
 
 

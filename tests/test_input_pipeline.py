@@ -2,7 +2,7 @@
 
 pretraining_original.tfrecord holds 28 records that Google's original
 create_pretraining_data.py wrote, run by
-tools/run_original_create_pretraining_data.py with --input_file=
+bench/original_create_pretraining_data.py with --input_file=
 tests/fixtures/pretraining_corpus.txt --vocab_file=tests/fixtures/
 pretraining_vocab.txt --max_seq_length=32 --max_predictions_per_seq=5
 --dupe_factor=1 --random_seed=1.

@@ -2,5 +2,6 @@
 
 A package, as bench/ is: every tool runs from the repository root as
 `python -m tools.<name>` and imports `bert_tf` and `bench` helpers by their
-package names, with no edit of sys.path. `bert_tf` never imports from here.
+package names, with no edit of sys.path. Neither `bert_tf` nor `bench` imports
+from here.
 """

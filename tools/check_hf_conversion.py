@@ -30,8 +30,7 @@ import tensorflow as tf
 from absl import app, flags
 
 from bench import arguments, minilm
-from bert_tf import finetune
-from bert_tf.model import checkpoints
+from bert_tf.model import checkpoints, model_files
 from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 
@@ -85,7 +84,7 @@ def bert_tf_logits(task, encoder, heads, tokenizer):
 
 def main(argv):
     del argv
-    files = finetune.model_files(minilm.model_dir(), max_seq_length=64)
+    files = model_files.find(minilm.model_dir(), max_seq_length=64)
     tokenizer = files.tokenizer()
     rng = np.random.default_rng(0)
     with tempfile.TemporaryDirectory() as tmp:

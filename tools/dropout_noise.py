@@ -29,8 +29,7 @@ WINDOWS = 8
 
 
 def bert_tf_side(args):
-    from bert_tf import finetune
-    from bert_tf.model import checkpoints
+    from bert_tf.model import checkpoints, model_files
     from bert_tf.model.modeling import BertModel
 
     windows = np.load(args.windows)
@@ -38,7 +37,7 @@ def bert_tf_side(args):
     chosen = rng.choice(len(windows["input_ids"]), WINDOWS, replace=False)
     batch = {name: windows[name][chosen].astype(np.int32)
              for name in ("input_ids", "input_mask", "segment_ids")}
-    files = finetune.model_files(minilm.model_dir(), max_seq_length=batch["input_ids"].shape[1])
+    files = model_files.find(minilm.model_dir(), max_seq_length=batch["input_ids"].shape[1])
     encoder = BertModel(files.bert_config)
     checkpoints.load_weights(minilm.model_dir(), encoder)
     head = (0.02 * rng.standard_normal((2, files.bert_config.hidden_size))).astype(np.float32)

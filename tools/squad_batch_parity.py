@@ -30,13 +30,13 @@ def bert_tf_side(out):
 
     import tensorflow as tf
 
-    from bert_tf import finetune, squad
-    from bert_tf.model import checkpoints
+    from bert_tf import squad
+    from bert_tf.model import checkpoints, model_files
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
     from bert_tf.training import optimization
 
-    files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
+    files = model_files.find(minilm.model_dir(), max_seq_length=SEQ)
     examples, _ = squad.read_squad_examples(
         os.path.join(SHARED, "train-v2.0-first10.json"), True, False)
     windows, _ = squad.convert_examples_to_features(

@@ -43,9 +43,10 @@ SEQ, STRIDE, QUERY = 256, 128, 64
 
 def squad_windows(squad_file, is_training):
     """bert_tf's examples and windows of a SQuAD file, as run_squad.py cuts them."""
-    from bert_tf import finetune, squad
+    from bert_tf import squad
+    from bert_tf.model import model_files
 
-    files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
+    files = model_files.find(minilm.model_dir(), max_seq_length=SEQ)
     examples, _ = squad.read_squad_examples(squad_file, is_training, False)
     windows, _ = squad.convert_examples_to_features(
         examples, files.tokenizer(), SEQ, STRIDE, QUERY, is_training)

@@ -69,7 +69,7 @@ def bert_tf_side(args):
 
     from bench.squad_files import answerable_only
     from bert_tf import finetune
-    from bert_tf.model import checkpoints
+    from bert_tf.model import checkpoints, model_files
     from bert_tf.tasks import QuestionAnsweringTask
     from bert_tf.training import distribution, run_setup
     from bert_tf.training.training_loop import Trainer
@@ -88,7 +88,7 @@ def bert_tf_side(args):
     updates, warmup = finetune.train_steps(len(windows), BATCH, EPOCHS, WARMUP)
     order = batch_order(len(windows), updates, args.seed)
     steps = min(args.stop_after or updates, updates)
-    files = finetune.model_files(minilm.model_dir(), max_seq_length=SEQ)
+    files = model_files.find(minilm.model_dir(), max_seq_length=SEQ)
     runtime = run_setup.prepare(args.seed, distribution.TpuConfig(), "float32")
     config = dataclasses.replace(files.bert_config, hidden_dropout_prob=0.0,
                                  attention_probs_dropout_prob=0.0)

@@ -22,7 +22,7 @@ whose flag of a known name means something else says so with set_role()
 (predict_text.py's --export_dir is the model it reads). Paths on remote
 filesystems (gs://) are compared by name only.
 
-This module imports no TensorFlow, as cli.py.
+This module imports no TensorFlow, as cli/__init__.py.
 """
 
 import glob

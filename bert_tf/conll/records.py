@@ -206,7 +206,7 @@ class ConllReferences:
     """What TaggingTask.score() and write_outputs() need besides the predictions.
 
     Attributes:
-      sentences: The conll.Sentences whose windows were predicted, in file
+      sentences: The conll.Sentence objects whose windows were predicted, in file
         order; score() needs their tags.
       path: The file they were read from, which write_outputs() copies with
         a predicted tag column; None when nothing is written.

@@ -16,7 +16,6 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import finetune
 from bert_tf.feature_extraction.examples import (
     ExtractionError,
     convert_example,
@@ -26,6 +25,8 @@ from bert_tf.feature_extraction.examples import (
 )
 from bert_tf.feature_extraction.writers import OUTPUT_FORMATS, open_writer
 from bert_tf.model import checkpoints
+from bert_tf.model.model_files import ModelFilesError
+from bert_tf.model.model_files import find as find_model_files
 from bert_tf.model.modeling import BertModel
 from bert_tf.training import precision, run_setup, tpu_rules
 
@@ -199,7 +200,7 @@ def _padded_arrays(batch, batch_size):
 
 def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=None,
                 max_seq_length=None):
-    """finetune.model_files(), for a checkpoint that must exist.
+    """model_files.find(), for a checkpoint that must exist, with ExtractionError.
 
     The checkpoint is looked for first, so that a wrong --init_checkpoint is
     reported as such rather than as a missing vocab or config beside it.
@@ -212,7 +213,7 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
       max_seq_length: Checked against max_position_embeddings.
 
     Returns:
-      A finetune.ModelFiles.
+      A model_files.ModelFiles.
 
     Raises:
       ExtractionError: naming the flag.
@@ -222,9 +223,9 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
     except (ValueError, tf.errors.OpError) as e:
         raise ExtractionError(f"--init_checkpoint={init_checkpoint}: {e}") from None
     try:
-        return finetune.model_files(init_checkpoint, bert_config_file, vocab_file,
-                                    do_lower_case, max_seq_length)
-    except finetune.FinetuneError as e:
+        return find_model_files(init_checkpoint, bert_config_file, vocab_file, do_lower_case,
+                                max_seq_length)
+    except ModelFilesError as e:
         raise ExtractionError(str(e)) from None
 
 
@@ -241,7 +242,7 @@ def build_model(files, runtime=None):
     """A BertModel with the pretrained weights.
 
     Args:
-      files: A finetune.ModelFiles with an init_checkpoint.
+      files: A model_files.ModelFiles with an init_checkpoint.
       runtime: The run_setup.Runtime: where to build it, and under which
         precision policy; default: default_runtime().
 
@@ -267,7 +268,7 @@ def extract(files, input_file, output_file, layers="-1,-2,-3,-4", max_seq_length
     """Writes the hidden states of every input line: what extract_features.py does.
 
     Args:
-      files: A finetune.ModelFiles: config, vocab, casing and checkpoint.
+      files: A model_files.ModelFiles: config, vocab, casing and checkpoint.
       input_file: One example a line: "text" or "text_a ||| text_b".
       output_file: Where to write; see writers.py for the formats.
       layers: --layers: comma-separated indices, or EMBEDDINGS.

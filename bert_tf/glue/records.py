@@ -31,7 +31,7 @@ class GlueReferences:
     Attributes:
       label_ids: The examples' label ids (for regression: their scores), for
         score(); None for a test set.
-      examples: The glue.InputExamples, in prediction order, for
+      examples: The glue.InputExample objects, in prediction order, for
         write_outputs()' GLUE submission file.
       split: Their split ("test", "test_matched", ...), which names
         write_outputs()' files.

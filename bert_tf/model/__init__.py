@@ -5,5 +5,6 @@ pooler), heads.py (masked LM, next sentence, classifier, span), the layers
 whose backward pass recomputes instead of keeping (layer_norm.py,
 feed_forward.py, dropout.py, recompute.py), and checkpoints.py with
 checkpoint_names.py: loading, saving and converting Google's, Hugging Face's
-and bert_tf's formats, and finding a model's config, vocab and casing.
+and bert_tf's formats, and model_files.py: a model's config, vocab, casing
+and checkpoint, found and checked together (ModelFiles).
 """

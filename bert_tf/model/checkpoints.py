@@ -9,8 +9,9 @@ loaded, what it left at its initial value (a new head) and what it skipped
 an encoder tensor that maps to nothing, a head stored only in part, or a
 shape mismatch is an error that names the variable.
 
-This module also finds what goes with a checkpoint: its config, its vocab
-and its casing (find_config, find_vocab, find_do_lower_case).
+This module also reads what goes with a checkpoint: its config, its vocab
+and its casing (find_config, find_vocab, find_do_lower_case), each on its
+own; model_files.py finds them together and checks that they fit.
 """
 
 import dataclasses

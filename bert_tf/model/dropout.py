@@ -9,7 +9,7 @@ above round(rate * 2^16). That moves the drop probability by less than 1e-5
 from `rate` (0.100006 for 0.1), and the survivors are scaled by the exact
 inverse of the keep probability, so the expected output still equals the
 input. Everything else, including the
-seeding through a keras.random.SeedGenerator (whose state training.Trainer checkpoints),
+seeding through a keras.random.SeedGenerator (whose state training_loop.Trainer checkpoints),
 is keras.layers.Dropout's.
 
 No mask is kept for the backward pass: the gradients draw it again from the

@@ -29,7 +29,7 @@ class Head(keras.layers.Layer):
 
     Attributes:
       checkpoint_key: The head's key in bert_tf's own checkpoints (the
-        keyword under which training.Trainer hands it to tf.train.Checkpoint)
+        keyword under which training_loop.Trainer hands it to tf.train.Checkpoint)
         and in task.create_heads()'s dict.
       hf_copies: {Hugging Face name: name of a weight of this head} of tensors
         that Hugging Face saves twice (tied weights); written on save, and

@@ -49,7 +49,7 @@ def padding_record(specs):
     """The record that fills the last batch of a dev or test set: it counts in nothing.
 
     Args:
-      specs: The records' features.FeatureSpecs.
+      specs: The records' features (record_specs.FeatureSpec objects).
 
     Returns:
       A feature dict of zeros, is_real_example = 0 included.
@@ -68,7 +68,7 @@ def write_records(path, records, specs, pad_to_multiple_of=None):
     Args:
       path: The output file (local or gs://).
       records: Feature dicts of the specs' layout.
-      specs: The features.FeatureSpecs, in writing order.
+      specs: The features (record_specs.FeatureSpec objects), in writing order.
       pad_to_multiple_of: Add padding records up to a multiple of this.
 
     Returns:
@@ -96,8 +96,8 @@ def length_order(records, specs):
 
     Args:
       records: Feature dicts of the specs' layout, with input_mask.
-      specs: Their record_specs.FeatureSpecs (input_mask's shape: a record of
-        several sequences counts its longest).
+      specs: Their features, record_specs.FeatureSpec objects (input_mask's
+        shape: a record of several sequences counts its longest).
 
     Returns:
       int np.ndarray [len(records)]: the input index of each record, in
@@ -202,7 +202,7 @@ class FinetuneData(abc.ABC):
           split: An eval or predict split read().
 
         Returns:
-          The task's references (e.g. tasks.classification.ClassificationReferences).
+          The task's references (e.g. glue.records.GlueReferences).
         """
 
     @abc.abstractmethod

@@ -349,7 +349,7 @@ def _group_by_length(records, features, batch_size, group_batches, seed):
 
 
 # The length granularity of trimmed batches (--dynamic_padding, and the
-# dynamic-shape SavedModels of serving.py): an XLA-compiled step or model
+# dynamic-shape SavedModels of served_model.py): an XLA-compiled step or model
 # meets at most max_seq_length / 16 lengths, each compiled once.
 LENGTH_MULTIPLE = 16
 

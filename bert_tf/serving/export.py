@@ -89,10 +89,10 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
         (precision.inference_policy): "mixed_bfloat16" serves in bfloat16
         (faster on CPUs with bfloat16 units, and on TPUs), with the same
         string inputs and float32 outputs.
-      shapes: One of serving.SHAPES: "dynamic" runs each batch at its own
+      shapes: One of served_model.SHAPES: "dynamic" runs each batch at its own
         length; "static" pads every input to max_seq_length.
       jit_compile: Run the encoder and heads XLA-compiled, once per input
-        shape (serving.py says when that pays).
+        shape (served_model.py says when that pays).
 
     Returns:
       export_dir.

@@ -16,7 +16,7 @@ word; a line of NULs alone is then an empty text, warned about as such.
 CutInputs counts the inputs a model cut to its max_seq_length, for the
 scripts' warnings.
 
-This module imports no TensorFlow, as cli.py.
+This module imports no TensorFlow, as cli/__init__.py.
 """
 
 import contextlib

@@ -18,7 +18,7 @@ The output is the original's, faster: the original tokenized each context
 word by word once per question, although SQuAD has about five questions per
 context and a word recurs across contexts. Here each distinct context is
 tokenized once, each distinct word once, and each piece converted to its id
-once; bench/bench_squad_features.py checks that the windows are identical.
+once; bench/squad_features_speed.py checks that the windows are identical.
 """
 
 import collections

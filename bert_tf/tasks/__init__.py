@@ -1,6 +1,6 @@
 """Tasks: the heads, loss, metrics, predictions and scoring of each training family.
 
-base.py defines the Task protocol that training.Trainer, checkpoints.py,
+base.py defines the Task protocol that training_loop.Trainer, checkpoints.py,
 export.py and finetune.py rely on; each other module is one family.
 """
 

@@ -1,6 +1,6 @@
 """The Task protocol: everything that differs between one fine-tuning family and another.
 
-A task is what training.Trainer, checkpoints.py and export.py are given so
+A task is what training_loop.Trainer, checkpoints.py and export.py are given so
 that they need to know nothing task-specific. It declares:
 
   feature_specs()   the records it reads (a record_specs.py layout, TF-free);
@@ -12,7 +12,7 @@ that they need to know nothing task-specific. It declares:
   forward()         the encoder and the heads on a batch, float32 outputs;
   losses()          {"loss": the scalar training minimizes, ...};
   predictions()     per-example tensors to collect, in input order
-                    (Trainer.predict);
+                    (inference.Inference.predict);
   score()           the task's official metrics, from every example's
                     predictions and the references of its data module,
                     without side effects (finetune.evaluate);
@@ -192,7 +192,7 @@ class Task(abc.ABC):
         """What a Hugging Face config.json says of this task's model.
 
         finetune.create_trainer writes it to the run's folder
-        (finetune.HF_SETTINGS_FILE), and `convert_checkpoint.py
+        (checkpoints.HF_SETTINGS_FILE), and `convert_checkpoint.py
         --output_format=hf` puts it in the converted config.json, so that
         transformers' Auto classes load the right head with the right labels.
 
@@ -214,12 +214,12 @@ class Task(abc.ABC):
           vocab_file: The vocab it was trained with.
           do_lower_case: As in training.
           max_seq_length: As in training.
-          shapes: One of serving.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (serving.ServedModel).
+          shapes: One of served_model.SHAPES.
+          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
 
         Returns:
           (module, {signature name: tf.function}) for export.save_model. The
-          module runs its encoder through a serving.ServedModel, its `model`.
+          module runs its encoder through a served_model.ServedModel, its `model`.
 
         Raises:
           NotImplementedError: for a task without a raw-text export.

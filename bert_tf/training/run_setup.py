@@ -72,8 +72,8 @@ class Runtime:
       jit_compile: Whether the train, eval and predict steps are compiled
         with XLA (xla.resolve_jit_compile).
       requested_jit_compile: What the user asked for: True, False or None
-        (auto). An export is XLA-compiled only when asked (serving.py says
-        why).
+        (auto). An export is XLA-compiled only when asked (served_model.py
+        says why).
     """
 
     strategy: tf.distribute.Strategy

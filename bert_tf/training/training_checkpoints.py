@@ -59,7 +59,7 @@ def dropout_seeds(models):
 class TrainingCheckpoints:
     """Saves and restores one training run's state in its output_dir.
 
-    Typical use (training.Trainer):
+    Typical use (training_loop.Trainer):
       checkpoints = TrainingCheckpoints(strategy, output_dir, 5, encoder, heads, optimizer)
       checkpoints.restore_latest()          # None on a new run
       checkpoints.open()

@@ -1,17 +1,18 @@
 """Runs Google's original create_pretraining_data.py under TensorFlow 2.
 
-The benchmark compares bert_tf against the original, and a test fixture holds
-records the original wrote. This tool runs the original unchanged: it loads
-the original's code at run time from a checkout (or a git directory) given by
---original, and puts `tensorflow.compat.v1` in the place of `tensorflow`, so
-that the original's TF1 calls work. The original's code is never copied into
-this repository.
+The benchmarks compare bert_tf against the original (pretraining_data_speed.py
+runs this; tokenization_speed.py loads the original's tokenization.py through
+it), and a test fixture holds records the original wrote. This runs the
+original unchanged: it loads the original's code at run time from a checkout
+(or a git directory) given by --original, and puts `tensorflow.compat.v1` in
+the place of `tensorflow`, so that the original's TF1 calls work. The
+original's code is never copied into this repository.
 
 It also counts the pairs the original truncates, a statistic its output does
 not show, by wrapping its truncate_seq_pair.
 
 Usage:
-  python -m tools.run_original_create_pretraining_data \\
+  python -m bench.original_create_pretraining_data \\
       --original=PATH/TO/google-research/bert [--stats_file=stats.json] -- \\
       --input_file=... --output_file=... --vocab_file=... [the original's flags]
 """
