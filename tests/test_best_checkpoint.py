@@ -78,23 +78,23 @@ def history_steps(output_dir):
 
 def test_the_best_model_is_kept_and_evaluated_predicted_and_exported(checkpoint, tmp_path):
     output_dir, export_dir = tmp_path / "output", tmp_path / "export"
-    # 8 steps, evaluated at 2, 4, 6 and 8: the best is step 4's.
-    scripted = [0.2, 0.9, 0.5, 0.4]
-    task, result = fine_tune(checkpoint, output_dir, scripted, num_train_epochs=8.0,
+    # 6 steps, evaluated at 2, 4 and 6: the best is step 4's.
+    scripted = [0.2, 0.9, 0.4]
+    task, result = fine_tune(checkpoint, output_dir, scripted, num_train_epochs=6.0,
                              eval_every_steps=2, do_eval=True, do_predict=True,
                              export_dir=str(export_dir))
-    assert result.trainer.global_step == 8
+    assert result.trainer.global_step == 6
     history = best_checkpoint.read_history(str(output_dir))
-    assert [row["step"] for row in history] == [2, 4, 6, 8]
+    assert [row["step"] for row in history] == [2, 4, 6]
     assert [row["f1"] for row in history] == scripted
     assert {"eval_loss", "eval_accuracy"} <= set(history[0])
     best = json.loads((output_dir / "best" / "best.json").read_text())
     assert best["step"] == history[int(np.argmax([row["f1"] for row in history]))]["step"] == 4
     assert (best["metric"], best["value"]) == ("f1", 0.9)
-    # The final evaluation scored step 4's model, not step 8's, and says so.
-    at_step_4, at_step_8, final = task.scored[1], task.scored[3], task.scored[4]
+    # The final evaluation scored step 4's model, not step 6's, and says so.
+    at_step_4, at_step_6, final = task.scored[1], task.scored[2], task.scored[3]
     np.testing.assert_allclose(final, at_step_4, atol=1e-6)
-    assert not np.allclose(final, at_step_8, atol=1e-4)
+    assert not np.allclose(final, at_step_6, atol=1e-4)
     with open(output_dir / "eval_results.txt", encoding="utf-8") as f:
         written = dict(line.strip().split(" = ") for line in f)
     assert written["global_step"] == "4"
@@ -109,8 +109,13 @@ def test_the_best_model_is_kept_and_evaluated_predicted_and_exported(checkpoint,
     exported = serve(text_a=tf.constant([e.text_a for e in test]),
                      text_b=tf.constant([e.text_b for e in test]))["probabilities"].numpy()
     np.testing.assert_allclose(result.predictions["test"]["predictions"], exported, atol=1e-5)
+    # TensorBoard's eval summaries hold the dev metric at each evaluation, in one file.
+    events, = (output_dir / "eval").iterdir()
+    summaries = [(event.step, value.tag) for event in tf.compat.v1.train.summary_iterator(
+        str(events)) for value in event.summary.value]
+    assert [step for step, tag in summaries if tag == "f1"] == [2, 4, 6]
     # The training checkpoints go on to the last step, for training on.
-    assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-8")
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-6")
 
 
 def test_early_stopping_stops_stays_stopped_and_a_resumed_run_keeps_the_best(

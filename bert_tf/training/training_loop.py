@@ -114,6 +114,9 @@ class Trainer:
                     self.trainable_variables, config.gradient_accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
         self._train_input = None
+        # One TensorBoard writer per summaries folder, for the Trainer's life:
+        # training in chunks and evaluating between them add to one file each.
+        self._writers = {}
         self.training_checkpoints = TrainingCheckpoints(
             strategy, config.output_dir, config.keep_checkpoint_max, self.encoder,
             self.heads, self.optimizer)
@@ -326,10 +329,12 @@ class Trainer:
         return self._train_input
 
     def _summary_writer(self, name):
-        """A TensorBoard writer for output_dir/name; off the chief, one that writes nothing."""
-        if not self.is_chief:
-            return tf.summary.create_noop_writer()
-        return tf.summary.create_file_writer(os.path.join(self.output_dir, name))
+        """The TensorBoard writer of output_dir/name; off the chief, one that writes nothing."""
+        if name not in self._writers:
+            self._writers[name] = (
+                tf.summary.create_file_writer(os.path.join(self.output_dir, name))
+                if self.is_chief else tf.summary.create_noop_writer())
+        return self._writers[name]
 
     def evaluate(self, dataset_fn, max_steps=None):
         """The model's metrics on a set at this step, logged and summarized.
