@@ -221,13 +221,13 @@ def define_finetune_flags(flag_values=flags.FLAGS):
         **fv)
     flags.DEFINE_integer(
         "eval_every_steps", FINETUNE.eval_every_steps,
-        "With --do_train: evaluate on the dev set every this many steps and at the end of "
-        "training (0: never), log each score, write it to eval_history.tsv and TensorBoard's "
-        "eval summaries, and keep the model that scores best on the task's main metric "
-        "(GLUE: mcc for CoLA, f1 for MRPC and QQP, pearson for STS-B, else eval_accuracy; "
-        "SQuAD: f1; NER: eval_f1; SWAG: eval_accuracy) in --output_dir/best. --do_eval, "
-        "--do_predict and --export_dir then use the best model, in this run and in later "
-        "ones on the same --output_dir.", lower_bound=0, **fv)
+        "With --do_train: evaluate on the dev set (MNLI: the matched one) every this many "
+        "steps and at the end of training (0: never), log each score, write it to "
+        "eval_history.tsv and TensorBoard's eval summaries, and keep the model that scores "
+        "best on the task's main metric in --output_dir/best (GLUE: mcc for CoLA, f1 for "
+        "MRPC and QQP, pearson for STS-B, else eval_accuracy; SQuAD: f1; NER: eval_f1; "
+        "SWAG: eval_accuracy). --do_eval, --do_predict and --export_dir then use the best "
+        "model, in this run and in later ones on the same --output_dir.", lower_bound=0, **fv)
     flags.DEFINE_integer(
         "early_stopping_patience", FINETUNE.early_stopping_patience,
         "With --eval_every_steps: stop training after this many evaluations in a row "
