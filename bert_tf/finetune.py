@@ -722,7 +722,8 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
       after_chunk: Called with a TrainingProgress after each chunk, and once
         before training when it starts from step 0; with do_eval, the first
         eval split is scored for it each time (a notebook's progress bar and
-        curves).
+        curves), and with eval_every_steps, after each evaluation during
+        training, with its metrics.
 
     Returns:
       A FinetuneResult.
