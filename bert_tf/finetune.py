@@ -24,6 +24,8 @@ that goes its own way:
   dataset_fn()      the input pipeline for Trainer.train / predict;
   padding_args()    dynamic_padding and group_by_length, for readers
                     that trim batches;
+  check_evaluation_during_training()  refuses eval_every_steps and
+                    early_stopping_patience settings that cannot work;
   train_in_chunks() training in chunks, with a look at the model after each;
   predict()         predictions in input order, padding dropped;
   evaluate()        the task's official metrics on a dev set;
@@ -51,7 +53,15 @@ from bert_tf import io_utils
 from bert_tf.model import checkpoints, model_files
 from bert_tf.records import finetune_data, input_pipeline
 from bert_tf.serving import export
-from bert_tf.training import distribution, run_checks, run_dir, run_setup, tpu_rules, training_loop
+from bert_tf.training import (
+    best_checkpoint,
+    distribution,
+    run_checks,
+    run_dir,
+    run_setup,
+    tpu_rules,
+    training_loop,
+)
 
 # --group_by_length sorts this many batches' worth of examples at a time:
 # enough for batches of similar length, few enough to keep the order random.
@@ -139,6 +149,12 @@ class FinetuneConfig:
       dynamic_padding: Cut each batch's padding to its longest example; dev
         and test sets are predicted shortest first (run()).
       group_by_length: With dynamic_padding, batch examples of similar length.
+      eval_every_steps: With do_train, evaluate on the (first) dev set every
+        this many steps and at the end, and keep the model that scores best
+        on the task's main metric in output_dir/best (best_checkpoint.py);
+        evaluation, prediction and export then use it. 0: off.
+      early_stopping_patience: With eval_every_steps, stop training after
+        this many evaluations without a gain. 0: off.
       tpu: Which TPU to use, if any.
     """
 
@@ -176,6 +192,8 @@ class FinetuneConfig:
     export_shapes: str = "dynamic"
     dynamic_padding: bool = False
     group_by_length: bool = False
+    eval_every_steps: int = 0
+    early_stopping_patience: int = 0
     tpu: distribution.TpuConfig = distribution.TpuConfig()
 
     def training_config(self, num_train_steps, num_warmup_steps, strategy):
@@ -213,6 +231,28 @@ def padding_args(config):
     multiple = input_pipeline.LENGTH_MULTIPLE if config.dynamic_padding else None
     return {"trim_to_multiple_of": multiple,
             "length_group_batches": LENGTH_GROUP_BATCHES if config.group_by_length else None}
+
+
+def check_evaluation_during_training(config):
+    """Refuses eval_every_steps and early_stopping_patience settings that cannot work.
+
+    Args:
+      config: A FinetuneConfig.
+
+    Raises:
+      FinetuneError: a negative setting, evaluation during training without
+        training, or early stopping without evaluation during training.
+    """
+    if config.eval_every_steps < 0 or config.early_stopping_patience < 0:
+        raise FinetuneError("--eval_every_steps and --early_stopping_patience must not be "
+                            "negative (0 turns them off)")
+    if config.early_stopping_patience and not config.eval_every_steps:
+        raise FinetuneError("--early_stopping_patience counts evaluations during training: "
+                            "give --eval_every_steps too")
+    if config.eval_every_steps and not config.do_train:
+        raise FinetuneError("--eval_every_steps evaluates during training: add --do_train "
+                            "(a run without it uses the best model kept in --output_dir "
+                            "by itself)")
 
 
 def check_actions(config):
@@ -424,8 +464,10 @@ def dataset_fn(reader, path, global_batch_size, is_training, **reader_args):
     return fn
 
 
-def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_chunks=1):
-    """Trains to num_train_steps in equal chunks, pausing after each.
+def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_chunks=1,
+                    every_steps=0):
+    """Trains to num_train_steps in equal chunks, and at every multiple of every_steps,
+    pausing after each.
 
     A resumed run skips the chunks it has done; the last chunk always runs,
     so that a run already at num_train_steps still has its settings checked
@@ -438,12 +480,15 @@ def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_c
       num_train_steps: The last step.
       global_batch_size: Examples per optimizer update.
       num_chunks: How many pauses.
+      every_steps: Pause at each multiple of it as well; 0: not.
 
     Yields:
       Each chunk's history (see Trainer.train), after the chunk.
     """
-    ends = sorted({max(1, round(num_train_steps * (i + 1) / num_chunks))
-                   for i in range(num_chunks)})
+    ends = {max(1, round(num_train_steps * (i + 1) / num_chunks)) for i in range(num_chunks)}
+    if every_steps:
+        ends.update(range(every_steps, num_train_steps, every_steps))
+    ends = sorted(ends)
     for end in ends:
         if end > trainer.global_step or end == ends[-1]:
             yield trainer.train(train_fn, end, global_batch_size)
@@ -541,6 +586,7 @@ def start(config):
       FinetuneError: naming the flag or file that does not fit.
     """
     padding_args(config)  # Refuses group_by_length alone, before any work.
+    check_evaluation_during_training(config)
     try:
         files = model_files.find(config.init_checkpoint, config.bert_config_file,
                                  config.vocab_file, config.do_lower_case, config.max_seq_length)
@@ -550,7 +596,7 @@ def start(config):
 
 
 def splits_to_read(data, config):
-    """The splits a run reads: do_train's, do_eval's and do_predict's.
+    """The splits a run reads: do_train's, do_eval's (or eval_every_steps') and do_predict's.
 
     Args:
       data: A finetune_data.FinetuneData.
@@ -559,8 +605,9 @@ def splits_to_read(data, config):
     Returns:
       A tuple of split names, in that order.
     """
+    evaluates = config.do_eval or (config.do_train and config.eval_every_steps)
     return (((data.train_split,) if config.do_train else ())
-            + (tuple(data.eval_splits) if config.do_eval else ())
+            + (tuple(data.eval_splits) if evaluates else ())
             + (tuple(data.predict_splits) if config.do_predict else ()))
 
 
@@ -576,6 +623,15 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
     Splits of one data.source() are predicted once, and their output files
     written once.
 
+    With eval_every_steps, training pauses every that many steps (and at its
+    end) to score the first dev split; a best_checkpoint.BestKeeper logs it,
+    adds it to eval_history.tsv and TensorBoard's eval summaries, keeps the
+    best model by the task's main metric in output_dir/best, and stops
+    training once early_stopping_patience evaluations passed without a gain.
+    Whenever output_dir's best stands for its run (best_checkpoint.kept_best:
+    this run's, or an earlier one's on the same folder), evaluation,
+    prediction and export use it, and eval_results.txt gives its step.
+
     Args:
       config: A FinetuneConfig.
       task: A tasks.Task.
@@ -586,7 +642,8 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
       after_chunk: Called with a TrainingProgress after each chunk, and once
         before training when it starts from step 0; with do_eval, the first
         eval split is scored for it each time (a notebook's progress bar and
-        curves).
+        curves), and with eval_every_steps, after each evaluation during
+        training, with its metrics.
 
     Returns:
       A FinetuneResult.
@@ -596,8 +653,10 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
         alone of a folder without a run.
     """
     check_actions(config)
+    check_evaluation_during_training(config)
     data.read(splits_to_read(data, config))
-    for split in data.eval_splits if config.do_eval else ():
+    evaluates_during_training = config.do_train and config.eval_every_steps > 0
+    for split in data.eval_splits if config.do_eval or evaluates_during_training else ():
         # Before any training or prediction: a file without answers cannot be scored.
         data.check_scorable(split)
     num_train_steps, num_warmup_steps = 0, 0
@@ -616,6 +675,11 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
                            and trainer.global_step < num_train_steps),
             outputs_change=(data.eval_writes_outputs and config.do_predict
                             and not config.do_eval))
+    keeper = None
+    if evaluates_during_training:
+        keeper = best_checkpoint.BestKeeper(
+            trainer.output_dir, task.main_metric, config.early_stopping_patience,
+            trainer.global_step, trainer.is_chief, trainer.encoder, trainer.heads)
     if config.do_train and trainer.is_chief:
         # Training on in a folder means training on the same data, cut alike.
         run_dir.check_settings(trainer.output_dir, "training data", data.training_settings(),
@@ -659,17 +723,45 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
             predictions[data.source(split)] = predict(trainer, predict_fn, order)
         return predictions[data.source(split)]
 
-    def report(folder, history):
+    def score_during_training(folder):
+        """The first eval split's metrics of the model as it is now."""
+        split = data.eval_splits[0]
+        predict_fn, order = input_fn(folder, split, config.eval_batch_size, False)
+        metrics, split_predictions = evaluate(trainer, predict_fn, data.references(split),
+                                              order)
+        if trainer.global_step >= num_train_steps:
+            # The final model's: the evaluation after training reuses them,
+            # unless a best model replaces it.
+            predictions[data.source(split)] = split_predictions
+        return metrics
+
+    def evaluate_if_due(folder):
+        """With eval_every_steps: scores the model at a step due, and keeps it if best.
+
+        Due: a multiple of eval_every_steps, or the last step, not yet
+        evaluated (a resumed run evaluates the step it resumes at, if a kill
+        came between its checkpoint and its evaluation).
+
+        Returns:
+          The metrics, or None when nothing was due.
+        """
+        step = trainer.global_step
+        if keeper is None or step == 0 or keeper.evaluated(step):
+            return None
+        if step % config.eval_every_steps and step < num_train_steps:
+            return None
+        metrics = score_during_training(folder)
+        try:
+            keeper.record(step, metrics)
+        except ValueError as e:
+            raise FinetuneError(str(e)) from None
+        trainer.write_summaries("eval", metrics)
+        return metrics
+
+    def report(folder, history, metrics=None):
         """Calls after_chunk, with the first eval split's metrics when the run evaluates."""
-        metrics = None
-        if config.do_eval:
-            split = data.eval_splits[0]
-            predict_fn, order = input_fn(folder, split, config.eval_batch_size, False)
-            metrics, split_predictions = evaluate(trainer, predict_fn, data.references(split),
-                                                  order)
-            if trainer.global_step >= num_train_steps:
-                # The final model's: the evaluation after training reuses them.
-                predictions[data.source(split)] = split_predictions
+        if metrics is None and config.do_eval:
+            metrics = score_during_training(folder)
         after_chunk(TrainingProgress(trainer, num_train_steps, tuple(history), metrics))
 
     def write_split_outputs(split):
@@ -686,10 +778,36 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
             train_fn, _ = input_fn(folder, data.train_split, micro_batch, True)
             if after_chunk and trainer.global_step == 0:
                 report(folder, ())
-            for history in train_in_chunks(trainer, train_fn, num_train_steps,
-                                           config.train_batch_size, num_chunks):
+            evaluate_if_due(folder)
+            # A run that stopped early stays stopped when its command runs again.
+            stopped = keeper is not None and keeper.should_stop()
+            chunks = () if stopped else train_in_chunks(
+                trainer, train_fn, num_train_steps, config.train_batch_size, num_chunks,
+                every_steps=config.eval_every_steps)
+            for history in chunks:
+                metrics = evaluate_if_due(folder)
                 if after_chunk:
-                    report(folder, history)
+                    report(folder, history, metrics)
+                if keeper is not None and keeper.should_stop():
+                    stopped = True
+                    break
+            if stopped:
+                logging.info("Stopped early at step %d: no gain in %d evaluations, best at "
+                             "step %d.", trainer.global_step, keeper.evaluations_without_gain,
+                             keeper.best.step if keeper.best else 0)
+            if keeper is not None and keeper.best is not None:
+                logging.info("The best model: %s, kept in %s.", keeper.best.describe(),
+                             os.path.dirname(keeper.best.path))
+        best = None
+        if config.do_eval or config.do_predict or config.export_dir:
+            best = best_checkpoint.kept_best(trainer.output_dir, trainer.global_step)
+        if best is not None:
+            best_checkpoint.restore(best, trainer.encoder, trainer.heads)
+            # Predictions of the last model, made during training, are not the best's.
+            predictions.clear()
+            logging.info("Evaluating, predicting and exporting with the best model, %s, "
+                         "from %s (the newest checkpoint, step %d, stays for training on).",
+                         best.describe(), os.path.dirname(best.path), trainer.global_step)
         results = None
         if config.do_eval:
             results = {}
@@ -701,7 +819,7 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
                 # Several dev sets (MNLI's matched and mismatched) share one file.
                 prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
                 results.update({prefix + name: value for name, value in metrics.items()})
-            trainer.write_eval_results(results)
+            trainer.write_eval_results(results, step=best.step if best else None)
         for split in data.predict_splits if config.do_predict else ():
             predict_split(folder, split, config.predict_batch_size)
             write_split_outputs(split)

@@ -13,6 +13,7 @@ test may import run_pretraining.py or predict_text.py in-process.
 """
 
 import json
+import logging
 import math
 import os
 import re
@@ -846,3 +847,34 @@ def test_another_task_of_the_same_shape_is_refused_and_legitimate_changes_are_no
     assert read_results(output_dir / "eval_results.txt")["global_step"] == 2
     with pytest.raises(run_dir.RunDirError, match="num_train_steps: 2 there, 1 now"):
         sst2_run("--do_train")
+
+
+def test_eval_every_steps_keeps_the_best_stops_early_and_later_runs_use_it(
+        run_main, google_checkpoint, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="absl")
+    data_dir, output_dir = copy_task("MRPC", tmp_path), tmp_path / "output"
+    logs = "--verbosity=0"  # absl's: INFO lines, which parsing the flags would turn off
+    # 4 steps, evaluated after each; a rate too small to change the one dev example's
+    # prediction, so the f1 never gains after step 1: patience 1 stops at step 2.
+    run_main("--task_name=MRPC", "--do_train", "--eval_every_steps=1",
+             "--early_stopping_patience=1", logs,
+             *small_flags(google_checkpoint, data_dir, output_dir), "--num_train_epochs=4",
+             "--learning_rate=1e-9")
+    assert "Stopped early at step 2: no gain in 1 evaluations, best at step 1." in (
+        caplog.messages)
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-2")
+    assert read_tsv(output_dir / "eval_history.tsv")[0] == [
+        "step", "eval_accuracy", "eval_loss", "f1"]
+    assert [row[0] for row in read_tsv(output_dir / "eval_history.tsv")[1:]] == ["1", "2"]
+    best = json.loads((output_dir / "best" / "best.json").read_text())
+    assert (best["step"], best["metric"]) == (1, "f1")
+    # A later run on the folder evaluates (and would predict and export) the best model.
+    caplog.clear()
+    run_main("--task_name=MRPC", "--do_eval", logs,
+             *small_flags(google_checkpoint, data_dir, output_dir))
+    assert any(m.startswith("Evaluating, predicting and exporting with the best model, step 1 "
+                            "(f1 = ") for m in caplog.messages)
+    assert read_results(output_dir / "eval_results.txt")["global_step"] == 1
+    with pytest.raises(finetune.FinetuneError, match="--early_stopping_patience counts"):
+        run_main("--task_name=MRPC", "--do_train", "--early_stopping_patience=2",
+                 *small_flags(google_checkpoint, data_dir, tmp_path / "other"))

@@ -54,8 +54,11 @@ def test_settings_are_recorded_then_checked_when_resuming(tmp_path):
 def test_interrupted_checkpoint_writes_are_removed(tmp_path):
     (tmp_path / "ckpt-7_temp" / "part-00000-of-00001").mkdir(parents=True)
     (tmp_path / "ckpt-7.index").write_text("kept")
+    # A write of the best model cut short, beside the complete best before it.
+    (tmp_path / ".best.0a1b.tmp").mkdir()
+    (tmp_path / "best").mkdir()
     run_dir.remove_debris(str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == ["ckpt-7.index"]
+    assert sorted(os.listdir(tmp_path)) == ["best", "ckpt-7.index"]
 
 
 def test_a_fingerprint_follows_the_content_not_the_place(tmp_path):

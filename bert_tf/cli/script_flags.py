@@ -219,6 +219,20 @@ def define_finetune_flags(flag_values=flags.FLAGS):
         "XLA unless --jit_compile=true (XLA compiles once per batch shape: it pays only in a "
         "long-running server that meets few shapes).",
         **fv)
+    flags.DEFINE_integer(
+        "eval_every_steps", FINETUNE.eval_every_steps,
+        "With --do_train: evaluate on the dev set (MNLI: the matched one) every this many "
+        "steps and at the end of training (0: never), log each score, write it to "
+        "eval_history.tsv and TensorBoard's eval summaries, and keep the model that scores "
+        "best on the task's main metric in --output_dir/best (GLUE: mcc for CoLA, f1 for "
+        "MRPC and QQP, pearson for STS-B, else eval_accuracy; SQuAD: f1; NER: eval_f1; "
+        "SWAG: eval_accuracy). --do_eval, --do_predict and --export_dir then use the best "
+        "model, in this run and in later ones on the same --output_dir.", lower_bound=0, **fv)
+    flags.DEFINE_integer(
+        "early_stopping_patience", FINETUNE.early_stopping_patience,
+        "With --eval_every_steps: stop training after this many evaluations in a row "
+        "without a gain in the main metric (0: never). The best model is kept, and the "
+        "same command run again stays stopped.", lower_bound=0, **fv)
 
 
 def define_finetuning_script_flags(padding=True, flag_values=flags.FLAGS):
@@ -481,5 +495,7 @@ def finetune_config(flag_values):
         export_shapes=flag_values.export_shapes,
         dynamic_padding=padding and flag_values.dynamic_padding,
         group_by_length=padding and flag_values.group_by_length,
+        eval_every_steps=flag_values.eval_every_steps,
+        early_stopping_patience=flag_values.early_stopping_patience,
         tpu=tpu_config(flag_values),
         **training_settings(flag_values))

@@ -51,7 +51,7 @@ from bert_tf.glue.processors import (
 )
 from bert_tf.glue.reading import GlueDataError, read_tsv
 from bert_tf.glue.records import GlueData, GlueReferences, convert_example
-from bert_tf.glue.scoring import compute_metrics, evaluation_metrics
+from bert_tf.glue.scoring import compute_metrics, evaluation_metrics, main_metric
 from bert_tf.glue.splits import read_split
 from bert_tf.glue.submission import write_submission, write_test_results
 from bert_tf.glue.tfds import examples_from_tfds
@@ -82,6 +82,7 @@ __all__ = [
     "examples_from_tfds",
     "f1_score",
     "get_processor",
+    "main_metric",
     "matthews_corrcoef",
     "pearson_corrcoef",
     "read_split",

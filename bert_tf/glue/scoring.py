@@ -1,10 +1,11 @@
 """Scoring a GLUE task's predictions: its GLUE metrics, and eval_results.txt's numbers.
 
 `compute_metrics` gives the metrics GLUE reports for a task, as its processor
-lists them (`DataProcessor.metrics`). `evaluation_metrics` gives what
-run_classifier.py writes to eval_results.txt: the original's eval_loss and
-eval_accuracy, and the task's GLUE metrics other than accuracy, so that no
-number appears twice under two names.
+lists them (`DataProcessor.metrics`); `main_metric` the one that ranks
+models. `evaluation_metrics` gives what run_classifier.py writes to
+eval_results.txt: the original's eval_loss and eval_accuracy, and the task's
+GLUE metrics other than accuracy, so that no number appears twice under two
+names.
 
 These live apart from the metric functions (`bert_tf.glue.metrics`) because
 they look the task up: the processors import the metric functions, and these
@@ -76,3 +77,19 @@ def evaluation_metrics(task_name, predictions, labels, is_regression):
     glue_metrics = compute_metrics(task_name, predictions, labels)
     results.update({name: value for name, value in glue_metrics.items() if name != "accuracy"})
     return results
+
+
+def main_metric(task_name):
+    """The key of evaluation_metrics' dict that ranks a task's models: its first GLUE metric.
+
+    mcc for CoLA and AX, f1 for MRPC and QQP, pearson for STS-B,
+    eval_accuracy (evaluation_metrics' name of accuracy) for every other task.
+
+    Args:
+      task_name: A name get_processor accepts.
+
+    Returns:
+      A key of evaluation_metrics()'s result.
+    """
+    name = get_processor(task_name).metrics[0][0]
+    return "eval_accuracy" if name == "accuracy" else name

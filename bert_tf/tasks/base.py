@@ -16,6 +16,8 @@ that they need to know nothing task-specific. It declares:
   score()           the task's official metrics, from every example's
                     predictions and the references of its data module,
                     without side effects (finetune.evaluate);
+  main_metric       the key of score()'s dict that says which model is best
+                    (higher is better), for evaluation during training;
   write_outputs()   the output files of a prediction (optional: none by
                     default; finetune.write_outputs);
   create_metrics()  streaming Keras metrics, and update_metrics() to feed
@@ -146,6 +148,18 @@ class Task(abc.ABC):
         Returns:
           {metric name: float}.
         """
+
+    @property
+    def main_metric(self):
+        """The key of score()'s dict by which one model is better than another.
+
+        Higher is better. Evaluation during training keeps the model that
+        scores highest on it (best_checkpoint.py).
+
+        Raises:
+          NotImplementedError: for a task that has none.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no main metric")
 
     def write_outputs(self, predictions, references, output_dir):
         """Writes the output files of a prediction; by default none.

@@ -106,6 +106,15 @@ class ClassificationTask(Task):
         return glue.evaluation_metrics(self.glue_task, predictions["predictions"],
                                        np.asarray(references.label_ids), self.is_regression)
 
+    @property
+    def main_metric(self):
+        """The metric GLUE ranks the task by first: mcc for CoLA, f1 for MRPC and QQP,
+        pearson for STS-B, eval_accuracy for the others; without a GLUE task,
+        eval_accuracy (pearson for regression)."""
+        if self.glue_task is None:
+            return "pearson" if self.is_regression else "eval_accuracy"
+        return glue.main_metric(self.glue_task)
+
     def write_outputs(self, predictions, references, output_dir):
         """The original's test_results.tsv and the GLUE submission file of a split.
 

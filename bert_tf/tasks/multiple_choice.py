@@ -107,6 +107,11 @@ class MultipleChoiceTask(Task):
         return {"eval_accuracy": float(np.mean(chosen == labels)),
                 "eval_loss": float(-np.mean(np.log(np.maximum(right, 1e-30))))}
 
+    @property
+    def main_metric(self):
+        """eval_accuracy: the share of questions whose right ending is chosen."""
+        return "eval_accuracy"
+
     def write_outputs(self, predictions, references, output_dir):
         """predictions.csv: each question's chosen ending and every ending's probability.
 

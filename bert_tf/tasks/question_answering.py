@@ -205,6 +205,11 @@ class QuestionAnsweringTask(Task):
             return squad.evaluate(references.dataset, answers, na_probs=null_odds)
         return squad.evaluate_v1(squad.answerable_questions(references.dataset), answers)
 
+    @property
+    def main_metric(self):
+        """f1, the official scripts' headline number (SQuAD 1.1 and 2.0)."""
+        return "f1"
+
     def write_outputs(self, predictions, references, output_dir):
         """predictions.json, nbest_predictions.json and, for SQuAD 2.0, null_odds.json.
 

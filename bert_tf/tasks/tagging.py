@@ -153,6 +153,11 @@ class TaggingTask(Task):
                                      / max(np.sum(predictions["label_weights"]), 1.0))
         return metrics
 
+    @property
+    def main_metric(self):
+        """eval_f1, conlleval's overall entity F1."""
+        return "eval_f1"
+
     def write_outputs(self, predictions, references, output_dir):
         """<name>_predictions.txt: references.path with a predicted tag column.
 

@@ -19,7 +19,8 @@
   prediction, their batch sizes and lengths, and a longer training
   (num_train_steps, with the warmup that comes with it, may grow).
 - remove_debris(): checkpoint writes that a kill -9 cut short leave
-  ckpt-N_temp folders behind; a run removes them before it starts.
+  ckpt-N_temp folders behind, and writes of the best model (best_checkpoint.py)
+  hidden .best.*.tmp folders; a run removes them before it starts.
 """
 
 import fcntl
@@ -32,6 +33,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
+from bert_tf.training.best_checkpoint import BEST_DIR
 
 SETTINGS_FILE = "run_settings.json"
 LOCK_FILE = ".lock"
@@ -87,14 +89,17 @@ def lock(output_dir):
 
 
 def remove_debris(output_dir):
-    """Removes the ckpt-N_temp folders of checkpoint writes that were cut short.
+    """Removes the folders of checkpoint writes that were cut short.
 
     Call it holding the lock: a running writer's folder must not go.
 
     Args:
       output_dir: The run's folder.
     """
-    for path in tf.io.gfile.glob(os.path.join(output_dir, "ckpt-*_temp*")):
+    patterns = ("ckpt-*_temp*", f".{BEST_DIR}.*.tmp")
+    debris = [path for pattern in patterns
+              for path in tf.io.gfile.glob(os.path.join(output_dir, pattern))]
+    for path in debris:
         if tf.io.gfile.isdir(path):
             logging.info("Removing %s, left by an interrupted checkpoint write", path)
             if _is_local(path):

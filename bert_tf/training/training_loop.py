@@ -114,6 +114,9 @@ class Trainer:
                     self.trainable_variables, config.gradient_accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
         self._train_input = None
+        # One TensorBoard writer per summaries folder, for the Trainer's life:
+        # training in chunks and evaluating between them add to one file each.
+        self._writers = {}
         self.training_checkpoints = TrainingCheckpoints(
             strategy, config.output_dir, config.keep_checkpoint_max, self.encoder,
             self.heads, self.optimizer)
@@ -326,10 +329,12 @@ class Trainer:
         return self._train_input
 
     def _summary_writer(self, name):
-        """A TensorBoard writer for output_dir/name; off the chief, one that writes nothing."""
-        if not self.is_chief:
-            return tf.summary.create_noop_writer()
-        return tf.summary.create_file_writer(os.path.join(self.output_dir, name))
+        """The TensorBoard writer of output_dir/name; off the chief, one that writes nothing."""
+        if name not in self._writers:
+            self._writers[name] = (
+                tf.summary.create_file_writer(os.path.join(self.output_dir, name))
+                if self.is_chief else tf.summary.create_noop_writer())
+        return self._writers[name]
 
     def evaluate(self, dataset_fn, max_steps=None):
         """The model's metrics on a set at this step, logged and summarized.
@@ -347,14 +352,24 @@ class Trainer:
         """
         results = self.inference.evaluate(dataset_fn, max_steps)
         results["global_step"] = self.global_step
-        writer = self._summary_writer("eval")
-        with writer.as_default(step=self.global_step):
-            for name, value in results.items():
-                tf.summary.scalar(name, value)
+        self.write_summaries("eval", results)
         logging.info("Eval: %s", ", ".join(f"{k} = {v:.4g}" for k, v in sorted(results.items())))
         return results
 
-    def write_eval_results(self, results):
+    def write_summaries(self, name, values):
+        """Writes scalars to TensorBoard's output_dir/name summaries at the current step.
+
+        Args:
+          name: The summaries' folder, e.g. "eval".
+          values: {tag: number}.
+        """
+        writer = self._summary_writer(name)
+        with writer.as_default(step=self.global_step):
+            for tag, value in values.items():
+                tf.summary.scalar(tag, value)
+        writer.flush()
+
+    def write_eval_results(self, results, step=None):
         """Writes output_dir/eval_results.txt on the chief, and prints it.
 
         Call it once with every split's numbers: a run that fails on the way
@@ -362,10 +377,12 @@ class Trainer:
 
         Args:
           results: {name: number}; global_step is added.
+          step: The step of the model scored, when it is not the trainer's
+            own (an earlier, best model); None: global_step.
         """
         if not self.is_chief:
             return
-        results = {"global_step": self.global_step, **results}
+        results = {"global_step": self.global_step if step is None else step, **results}
         io_utils.write_results(os.path.join(self.output_dir, "eval_results.txt"), results)
         for key in sorted(results):
             print(f"{key} = {results[key]}")
