@@ -88,9 +88,10 @@ def test_without_malloc_trim_nothing_is_released(monkeypatch):
 def test_fine_tuning_loads_no_tensorflow_text_until_it_exports():
     """tensorflow_text holds about 116 MB resident: only exports and dynamic masking load it."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    check = ("import sys; import run_squad; from bert_tf import tasks, input_pipeline; "
+    check = ("import sys; import run_squad; from bert_tf import tasks; "
+             "from bert_tf.records import input_pipeline; "
              "assert 'tensorflow_text' not in sys.modules, 'loaded'; "
-             "from bert_tf import text_ops; assert 'tensorflow_text' in sys.modules")
+             "from bert_tf.text import text_ops; assert 'tensorflow_text' in sys.modules")
     subprocess.run([sys.executable, "-c", check], cwd=root, check=True, capture_output=True)
 
 
@@ -107,7 +108,7 @@ def test_prepare_picks_the_allocator_from_the_xla_choice(mixed_precision, jit_co
     env = {k: v for k, v in os.environ.items() if k != memory.SYSTEM_ALLOCATOR_ENV}
     if preset is not None:
         env[memory.SYSTEM_ALLOCATOR_ENV] = preset
-    check = ("import os; from bert_tf import distribution, run_setup; "
+    check = ("import os; from bert_tf.training import distribution, run_setup; "
              f"run_setup.prepare(None, distribution.TpuConfig(), {mixed_precision!r}, "
              f"{jit_compile!r}); print(os.environ.get({memory.SYSTEM_ALLOCATOR_ENV!r}))")
     result = subprocess.run([sys.executable, "-c", check], cwd=root, env=env, check=True,

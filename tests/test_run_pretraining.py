@@ -55,7 +55,7 @@ EVAL_KEYS = {"global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
 IN_FILE_ORDER = (
     "import functools\n"
     "from absl import app\n"
-    "from bert_tf import input_pipeline\n"
+    "from bert_tf.records import input_pipeline\n"
     "import run_pretraining\n"
     "input_pipeline.pretraining_dataset = functools.partial(\n"
     "    input_pipeline.pretraining_dataset, shuffle_buffer_size=1)\n"
