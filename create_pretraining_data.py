@@ -33,6 +33,7 @@ flags.DEFINE_string(
 vocab_flags.define_vocab_file_flag("The WordPiece vocab the BERT model was trained with.")
 vocab_flags.define_do_lower_case_flag(
     "Lower-case the text and strip accents: True for uncased models, False for cased ones.")
+vocab_flags.define_errors_flag(DEFAULTS.errors)
 flags.adopt_module_key_flags(vocab_flags)
 flags.DEFINE_bool(
     "do_whole_word_mask", DEFAULTS.do_whole_word_mask,
@@ -68,10 +69,6 @@ flags.DEFINE_float(
     "random-next spans come from other documents of the same window. Records are "
     "shuffled across the whole input whatever its value, but changing it changes the "
     "output.")
-flags.DEFINE_enum(
-    "errors", DEFAULTS.errors, ["strict", "replace", "ignore"],
-    "What to do with bytes that are not UTF-8: strict stops with the file and line, "
-    "replace writes U+FFFD, ignore drops them as the original did.")
 
 
 def main(argv):

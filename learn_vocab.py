@@ -40,6 +40,7 @@ flags.DEFINE_integer(
 vocab_flags.define_do_lower_case_flag(
     "Lower-case the text and strip accents: True for an uncased model, False for a cased "
     "one. Pass the same value to create_pretraining_data.py and the fine-tuning scripts.")
+vocab_flags.define_errors_flag(DEFAULTS.errors)
 flags.adopt_module_key_flags(vocab_flags)
 flags.DEFINE_integer(
     "num_unused", DEFAULTS.num_unused,
@@ -58,10 +59,6 @@ flags.DEFINE_integer(
     "max_unique_chars", DEFAULTS.max_unique_chars,
     "Keep at most this many characters, the most frequent; words with another character "
     "are left out of the learning and become [UNK].", lower_bound=1)
-flags.DEFINE_enum(
-    "errors", DEFAULTS.errors, ["strict", "replace", "ignore"],
-    "What to do with bytes that are not UTF-8: strict stops with the file and line, "
-    "replace reads U+FFFD, ignore drops them.")
 
 
 def main(argv):
