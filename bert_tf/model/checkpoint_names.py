@@ -55,6 +55,21 @@ class WeightName:
         return f"{self.module}/{path}/.ATTRIBUTES/VARIABLE_VALUE"
 
 
+def weight_variable(owner, attr):
+    """The variable at a WeightName's attribute path on its owner.
+
+    Args:
+      owner: The encoder or a head.
+      attr: A dotted path, e.g. "layer_0.attention.query.kernel".
+
+    Returns:
+      The variable.
+    """
+    for part in attr.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
 def dense_names(module, attr, google, hf):
     """The kernel and bias of one dense layer.
 
