@@ -47,9 +47,10 @@ flags.DEFINE_bool(
     "records (a Hugging Face or fine-tuning output folder, a TF Hub encoder, a preset), "
     "else True.")
 flags.DEFINE_integer(
-    "max_seq_length", tf_hub.DEFAULT_SEQ_LENGTH,
+    "max_seq_length", None,
     "tf_hub: the sequence length of the preprocessor's outputs (its bert_pack_inputs "
-    "takes any).")
+    f"takes any). Default: {tf_hub.DEFAULT_SEQ_LENGTH}, as TF Hub's, or the model's "
+    "max_position_embeddings when less.")
 flags.mark_flags_as_required(["input", "output", "output_format"])
 
 

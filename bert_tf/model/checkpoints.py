@@ -711,7 +711,7 @@ def _export_interop(input_path, output_path, output_format, encoder, heads, voca
 
 
 def convert(input_path, output_path, output_format, head_types, bert_config_file=None,
-            vocab_file=None, do_lower_case=None, seq_length=tf_hub.DEFAULT_SEQ_LENGTH):
+            vocab_file=None, do_lower_case=None, seq_length=None):
     """Converts a checkpoint between formats, with every head it holds.
 
     The vocab.txt beside the input, when there is one, is copied beside the
@@ -733,7 +733,8 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
       do_lower_case: The casing, for tf_hub and keras_hub; None takes the
         input's record (HF_SETTINGS_FILE, tokenizer_config.json, ...), else
         True, the scripts' default.
-      seq_length: The TF Hub preprocessor's default sequence length.
+      seq_length: The TF Hub preprocessor's default sequence length; None
+        for TF Hub's 128, or max_position_embeddings when that is less.
 
     Every file is written to a temporary folder first and moved into place
     at the end, the files that make the output look complete last (a
@@ -745,6 +746,7 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
 
     Raises:
       ValueError: for an unknown output format.
+      ConfigError: for a seq_length beyond max_position_embeddings.
       CheckpointError: the input cannot be read, or the output cannot be
         written (naming it and why).
     """
@@ -759,6 +761,9 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
     report = load_weights(input_path, encoder, heads)
     settings = _read_json(_beside(input_path, HF_SETTINGS_FILE)) or {}
     if output_format not in savers:
+        if seq_length is None:
+            seq_length = min(tf_hub.DEFAULT_SEQ_LENGTH, config.max_position_embeddings)
+        config.check_max_seq_length(seq_length)
         if do_lower_case is None:
             do_lower_case = settings.get("do_lower_case")
         _export_interop(input_path, output_path, output_format, encoder, heads,
