@@ -694,14 +694,21 @@ def _export_interop(input_path, output_path, output_format, encoder, heads, voca
         logging.warning("%s holds heads (%s) that a %s output has no place for; only the "
                         "encoder is written", input_path, ", ".join(sorted(heads)),
                         output_format)
+    # Each SavedModel, and a preset, replaces a previous one whole once it
+    # is complete; a folder that holds anything else is left alone.
+    if (output_format == "keras_hub" and os.path.isdir(output_path)
+            and os.listdir(output_path) and not keras_hub.is_preset(output_path)):
+        raise CheckpointError(f"{output_path}: a folder that holds other files; a preset is "
+                              "written to a new or empty folder, or over a preset")
     try:
-        with io_utils.atomic_directory(output_path) as staging:
-            if output_format == "tf_hub":
-                tf_hub.export_encoder(os.path.join(staging, "encoder"), encoder, vocab_file,
-                                      do_lower_case)
-                tf_hub.export_preprocessor(os.path.join(staging, "preprocessor"), vocab_file,
-                                           do_lower_case, seq_length)
-            else:
+        if output_format == "tf_hub":
+            with io_utils.atomic_directory(os.path.join(output_path, "encoder")) as staging:
+                tf_hub.export_encoder(staging, encoder, vocab_file, do_lower_case)
+            with io_utils.atomic_directory(
+                    os.path.join(output_path, "preprocessor")) as staging:
+                tf_hub.export_preprocessor(staging, vocab_file, do_lower_case, seq_length)
+        else:
+            with io_utils.atomic_directory(output_path) as staging:
                 keras_hub.write_preset(staging, encoder, vocab_file, do_lower_case)
     except keras_hub.KerasHubError as e:
         raise CheckpointError(str(e)) from None
