@@ -25,7 +25,7 @@ flags.DEFINE_string(
     "input", None,
     "Checkpoint to read: an original bert_model.ckpt prefix, a Hugging Face folder "
     "(config.json + model.safetensors), a bert_tf output folder or prefix, a TF Hub "
-    "encoder SavedModel folder that bert_tf wrote, or a keras-hub preset folder.")
+    "encoder SavedModel folder (bert_tf's or TF Hub's BERT), or a keras-hub preset folder.")
 flags.DEFINE_string(
     "output", None,
     "Where to write: a checkpoint prefix for google/tf2, a folder for the others.")

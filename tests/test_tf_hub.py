@@ -139,5 +139,25 @@ def test_init_checkpoint_takes_the_encoder_folder(exported, tmp_path):
 def test_a_saved_model_that_is_no_encoder_is_refused_naming_it(exported, tiny_config):
     folder, _ = exported
     preprocessor = str(folder / "preprocessor")
-    with pytest.raises(checkpoints.CheckpointError, match="not a BERT encoder that bert_tf"):
+    with pytest.raises(checkpoints.CheckpointError, match="a SavedModel, but not a BERT encoder"):
         checkpoints.load_weights(preprocessor, BertModel(tiny_config))
+
+
+def test_a_tf_hub_encoder_that_tf_model_garden_exported_reads_with_the_same_outputs():
+    # TF Hub's published BERT encoders, in small (tools/make_tf_hub_fixture.py).
+    folder = os.path.join(ROOT, "tests", "fixtures", "tf_hub_encoder")
+    files = model_files.find(folder, max_seq_length=12)
+    assert files.do_lower_case is True
+    assert files.vocab_file == os.path.join(folder, "assets", "vocab.txt")
+    config = files.bert_config
+    assert (config.vocab_size, config.hidden_size, config.num_hidden_layers,
+            config.num_attention_heads, config.intermediate_size,
+            config.max_position_embeddings, config.type_vocab_size) == (100, 32, 2, 2, 64, 64, 2)
+    model = BertModel(config)
+    report = checkpoints.load_weights(folder, model)
+    assert report.format == "tf_hub" and len(report.loaded) == 39
+    reference = np.load(os.path.join(folder, "reference.npz"))
+    outputs = model({key: reference[key] for key in ("input_ids", "input_mask", "segment_ids")},
+                    training=False)
+    for key in ("pooled_output", "sequence_output"):
+        np.testing.assert_allclose(outputs[key], reference[key], atol=1e-5)

@@ -5,7 +5,7 @@ SavedModel (input_word_ids, input_mask, input_type_ids in; pooled_output,
 sequence_output, encoder_outputs out; reusable, so hub.KerasLayer fine-tunes
 it) and a preprocessor SavedModel (strings in, the encoder's inputs out, with
 tokenize and bert_pack_inputs for sentence pairs); an encoder that bert_tf
-exported is read back.
+exported, or one of TF Hub's published BERT encoders, is read back.
 
 keras_hub.py: keras-hub presets. A BertModel and its vocab become a preset
 folder that keras_hub.models.BertBackbone.from_preset and

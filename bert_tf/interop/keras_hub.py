@@ -15,7 +15,7 @@ original's architecture with the tanh GELU (bert_config.json's "gelu"),
 one dropout rate for all, and a truncated-normal initializer of stddev
 0.02; the attention's query, key, value and output kernels are kept split
 by head, [hidden, heads, head_size] and [heads, head_size, hidden], which
-are reshapes of bert_tf's [hidden, hidden]. A model with another
+are reshapes of bert_tf's [hidden, hidden] (checkpoint_names.merge_heads). A model with another
 activation (a Hugging Face model's exact GELU) is written with a warning:
 keras-hub then computes slightly different outputs, as its own converter
 of Hugging Face's BERT does.
@@ -33,7 +33,7 @@ import os
 
 from absl import logging
 
-from bert_tf.model.checkpoint_names import encoder_weight_names, weight_variable
+from bert_tf.model.checkpoint_names import encoder_weight_names, merge_heads, weight_variable
 from bert_tf.model.config import BertConfig
 
 CONFIG_FILE = "config.json"
@@ -181,15 +181,7 @@ def read_weights(folder):
     values = {}
     hidden = config.hidden_size
     for google, variable in _backbone_variables(backbone, config.num_hidden_layers).items():
-        value = variable.numpy().astype("float32")
-        # The attention's weights split by head ([hidden, heads, head_size],
-        # [heads, head_size, hidden], [heads, head_size]) are [hidden, hidden]
-        # and [hidden] in BertModel.
-        if value.ndim == 3:
-            value = value.reshape(hidden, hidden)
-        elif value.ndim == 2 and google.endswith("bias"):
-            value = value.reshape(hidden)
-        values[google] = value
+        values[google] = merge_heads(google, variable.numpy().astype("float32"), hidden)
     return values
 
 

@@ -28,20 +28,32 @@ run_classifier.py does, longest segment first; tokenize's output is
 [batch, (words), (pieces)]. It needs tensorflow_text's ops, so users
 `import tensorflow_text` before loading it, as with TF Hub's own.
 
-Reading: the encoder's weights sit under the root's `encoder` attribute, so
-its variables file reads as a bert_tf checkpoint (checkpoints.py). Encoders
-exported by other tools (TF Model Garden's) name and shape their weights
-otherwise and are refused with a message.
+Reading: read_weights gives an encoder's weights their original (google)
+names and shapes, for checkpoints.py to load as it loads any checkpoint.
+It reads two kinds of encoder:
+- bert_tf's own export: the weights sit under the root's `encoder`
+  attribute, as in bert_tf's checkpoints, and assets/bert_config.json says
+  the config.
+- TF Hub's published BERT encoders, which TF Model Garden's
+  export_tfhub_lib wrote from its BertEncoder: weights such as
+  transformer/layer_0/self_attention/query/kernel, the attention's split by
+  head ([hidden, heads, head_size]). Their variable names are in
+  saved_model.pb's object graph, whose nodes line up with those of the
+  variables file's; the config follows from the weights' shapes (the
+  original's tanh GELU, which Model Garden's "gelu" is, and dropout 0.1,
+  which a SavedModel does not record).
 """
 
 import os
+import re
 import shutil
 import tempfile
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2, trackable_object_graph_pb2
 
-from bert_tf.model.checkpoint_names import ENCODER
+from bert_tf.model.checkpoint_names import ENCODER, encoder_weight_names, merge_heads
 from bert_tf.model.config import BertConfig
 from bert_tf.text import text_ops
 
@@ -199,41 +211,135 @@ def variables_prefix(folder):
     return os.path.join(folder, "variables", "variables")
 
 
-def check_encoder(folder, names):
-    """Checks that a SavedModel's variables are those of an encoder bert_tf exported.
-
-    Args:
-      folder: The SavedModel, for the message.
-      names: The names in its variables file (with object paths).
-
-    Raises:
-      TFHubError: for another SavedModel: a preprocessor, a task export, or an
-        encoder that another tool exported.
-    """
-    if not any(name.startswith(f"{ENCODER}/") for name in names):
-        raise TFHubError(
-            f"{folder}: a SavedModel, but not a BERT encoder that bert_tf exported (its "
-            f"variables hold no {ENCODER}/ weights); bert_tf reads the TF Hub encoders "
-            "that convert_checkpoint.py --output_format=tf_hub writes")
-
-
 def config_file(folder):
-    """The bert_config.json inside an exported encoder, or None."""
+    """The bert_config.json inside an encoder that bert_tf exported, or None."""
     path = os.path.join(folder, "assets", CONFIG_ASSET)
     return path if os.path.exists(path) else None
 
 
-def read_config(folder):
-    """The BertConfig of an exported encoder.
+# TF Model Garden's BertEncoder: each block's sublayers and the original's scopes.
+_MODEL_GARDEN_BLOCK = {
+    "self_attention/query": "attention/self/query",
+    "self_attention/key": "attention/self/key",
+    "self_attention/value": "attention/self/value",
+    "self_attention/attention_output": "attention/output/dense",
+    "self_attention_layer_norm": "attention/output/LayerNorm",
+    "intermediate": "intermediate/dense",
+    "output": "output/dense",
+    "output_layer_norm": "output/LayerNorm",
+}
+_MODEL_GARDEN_OTHERS = {
+    "word_embeddings/embeddings": "bert/embeddings/word_embeddings",
+    "position_embedding/embeddings": "bert/embeddings/position_embeddings",
+    "type_embeddings/embeddings": "bert/embeddings/token_type_embeddings",
+    "embeddings/layer_norm/gamma": "bert/embeddings/LayerNorm/gamma",
+    "embeddings/layer_norm/beta": "bert/embeddings/LayerNorm/beta",
+    "pooler_transform/kernel": "bert/pooler/dense/kernel",
+    "pooler_transform/bias": "bert/pooler/dense/bias",
+}
+_MODEL_GARDEN_LAYER = re.compile(r"transformer/layer_(\d+)/(.+)/(kernel|bias|gamma|beta)$")
+
+
+def _google_name(model_garden_name):
+    """The original's name of a Model Garden BertEncoder weight, or None."""
+    if model_garden_name in _MODEL_GARDEN_OTHERS:
+        return _MODEL_GARDEN_OTHERS[model_garden_name]
+    match = _MODEL_GARDEN_LAYER.match(model_garden_name)
+    if match and match.group(2) in _MODEL_GARDEN_BLOCK:
+        layer, sublayer, weight = match.groups()
+        return f"bert/encoder/layer_{layer}/{_MODEL_GARDEN_BLOCK[sublayer]}/{weight}"
+    return None
+
+
+def _named_variables(folder):
+    """{variable name: np.ndarray} of a SavedModel, by the names saved_model.pb gives them.
+
+    The variables file keys each variable by an object path
+    ("variables/7/..."); saved_model.pb's object graph holds the variable's
+    own name at the same node.
+    """
+    saved_model = saved_model_pb2.SavedModel()
+    with open(os.path.join(folder, "saved_model.pb"), "rb") as f:
+        saved_model.ParseFromString(f.read())
+    nodes = saved_model.meta_graphs[0].object_graph_def.nodes
+    reader = tf.train.load_checkpoint(variables_prefix(folder))
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(reader.get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH"))
+    values = {}
+    for node, stored in zip(nodes, graph.nodes, strict=False):
+        if node.WhichOneof("kind") != "variable":
+            continue
+        for attribute in stored.attributes:
+            if attribute.name == "VARIABLE_VALUE":
+                values[node.variable.name] = reader.get_tensor(attribute.checkpoint_key)
+    return values
+
+
+def _model_garden_weights(folder):
+    """{google name: np.ndarray} of a TF Model Garden encoder, in BertModel's shapes.
 
     Raises:
-      TFHubError: if the encoder holds no bert_config.json.
+      TFHubError: for a SavedModel without a BERT encoder's weights.
+    """
+    named = _named_variables(folder)
+    weights = {_google_name(name): value for name, value in named.items()}
+    weights.pop(None, None)
+    if "bert/embeddings/word_embeddings" not in weights:
+        raise TFHubError(
+            f"{folder}: a SavedModel, but not a BERT encoder: it holds neither bert_tf's "
+            "encoder weights (with assets/bert_config.json) nor TF Hub's BERT encoder "
+            "weights (word_embeddings/embeddings, transformer/layer_0/...)")
+    hidden = weights["bert/embeddings/word_embeddings"].shape[1]
+    return {name: merge_heads(name, value, hidden) for name, value in weights.items()}
+
+
+def read_config(folder):
+    """The BertConfig of an encoder SavedModel (see the module docstring).
+
+    Raises:
+      TFHubError: for a SavedModel that holds no BERT encoder.
     """
     path = config_file(folder)
-    if path is None:
-        raise TFHubError(f"{folder}: a SavedModel without assets/{CONFIG_ASSET}; pass "
-                         "--bert_config_file")
-    return BertConfig.from_json_file(path)
+    if path is not None:
+        return BertConfig.from_json_file(path)
+    weights = _model_garden_weights(folder)
+    vocab_size, hidden = weights["bert/embeddings/word_embeddings"].shape
+    layers = 0
+    while f"bert/encoder/layer_{layers}/intermediate/dense/kernel" in weights:
+        layers += 1
+    named = _named_variables(folder)
+    heads = named["transformer/layer_0/self_attention/query/kernel"].shape[1]
+    return BertConfig(
+        vocab_size=int(vocab_size), hidden_size=int(hidden), num_hidden_layers=layers,
+        num_attention_heads=int(heads),
+        intermediate_size=int(weights["bert/encoder/layer_0/intermediate/dense/kernel"]
+                              .shape[1]),
+        hidden_act="gelu",
+        max_position_embeddings=int(weights["bert/embeddings/position_embeddings"].shape[0]),
+        type_vocab_size=int(weights["bert/embeddings/token_type_embeddings"].shape[0]))
+
+
+def read_weights(folder):
+    """An encoder SavedModel's weights, in the original's names and BertModel's shapes.
+
+    Args:
+      folder: An encoder that bert_tf or TF Model Garden exported.
+
+    Returns:
+      {google name: np.ndarray}.
+
+    Raises:
+      TFHubError: for a SavedModel that holds no BERT encoder.
+    """
+    if config_file(folder) is None:
+        return _model_garden_weights(folder)
+    config = read_config(folder)
+    reader = tf.train.load_checkpoint(variables_prefix(folder))
+    names = encoder_weight_names(config.num_hidden_layers)
+    missing = [name.tf2 for name in names if not reader.has_tensor(name.tf2)]
+    if missing:
+        raise TFHubError(f"{folder}: the encoder lacks {missing[0]!r}; is it complete?")
+    return {name.google: reader.get_tensor(name.tf2) for name in names}
 
 
 def vocab_file(folder):

@@ -11,7 +11,7 @@ shape mismatch is an error that names the variable.
 
 A TF Hub encoder SavedModel and a keras-hub preset folder (bert_tf/interop/)
 load like checkpoints: their weights are read under the names of a format
-(tf2 and google), and convert() writes them (OUTPUT_FORMATS).
+(google), and convert() writes them (OUTPUT_FORMATS).
 
 This module also reads what goes with a checkpoint: its config, its vocab
 and its casing (find_config, find_vocab, find_do_lower_case), each on its
@@ -65,10 +65,9 @@ HF_SETTINGS_FILE = "hf_settings.json"
 # What convert() writes: the checkpoint formats, a TF Hub encoder and
 # preprocessor, and a keras-hub preset.
 OUTPUT_FORMATS = (*FORMATS, "tf_hub", "keras_hub")
-# The formats whose weights are read under another format's names: a TF Hub
-# encoder that bert_tf exported holds a tf2 checkpoint, and keras_hub.py
-# gives a preset's weights their google names.
-_NAMES_OF = {"tf_hub": "tf2", "keras_hub": "google"}
+# The formats whose weights are read under another format's names:
+# tf_hub.py and keras_hub.py give an encoder's weights their google names.
+_NAMES_OF = {"tf_hub": "google", "keras_hub": "google"}
 
 
 class CheckpointError(ValueError):
@@ -162,15 +161,8 @@ def _read_tensors(fmt, path):
 
 def _open_tensors(fmt, path):
     """_read_tensors' work, without the error translation."""
-    if fmt == "tf_hub":
-        tensors, shapes = _open_tensors("tf2", tf_hub.variables_prefix(path))
-        tf_hub.check_encoder(path, shapes)
-        # The root's lists of the same variables, its casing and dropout's
-        # state are no weights.
-        kept = [name for name in shapes if name.startswith(ENCODER_PREFIXES["tf2"])]
-        return {name: tensors[name] for name in kept}, {name: shapes[name] for name in kept}
-    if fmt == "keras_hub":
-        values = keras_hub.read_weights(path)
+    if fmt in ("tf_hub", "keras_hub"):
+        values = (tf_hub if fmt == "tf_hub" else keras_hub).read_weights(path)
         return ({name: (lambda value=value: value) for name, value in values.items()},
                 {name: value.shape for name, value in values.items()})
     if fmt == "hf":
