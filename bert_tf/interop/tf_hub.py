@@ -55,7 +55,6 @@ from tensorflow.core.protobuf import saved_model_pb2, trackable_object_graph_pb2
 
 from bert_tf.model.checkpoint_names import ENCODER, encoder_weight_names, merge_heads
 from bert_tf.model.config import BertConfig
-from bert_tf.text import text_ops
 
 # TF Hub's names for the encoder's inputs, and bert_tf's for the same tensors.
 INPUT_NAMES = {"input_word_ids": "input_ids", "input_mask": "input_mask",
@@ -150,6 +149,8 @@ def _packer(cls_id, sep_id, default_seq_length):
       seq_length, and returns {"input_word_ids", "input_mask",
       "input_type_ids"}: int32 [batch, seq_length].
     """
+    from bert_tf.text import text_ops  # tensorflow_text: see export_preprocessor
+
     def pack(inputs, seq_length=default_seq_length):
         segments = [segment.merge_dims(1, -1) if segment.ragged_rank > 1 else segment
                     for segment in inputs]
@@ -181,6 +182,10 @@ def export_preprocessor(folder, vocab_file, do_lower_case, seq_length=DEFAULT_SE
     Returns:
       The folder.
     """
+    # tensorflow_text holds about 116 MB: imported here, not by fine-tuning,
+    # which imports this module through checkpoints.py.
+    from bert_tf.text import text_ops
+
     tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case)
     root = tf.train.Checkpoint()
     root.tokenizer = tokenizer
