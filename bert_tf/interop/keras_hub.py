@@ -181,7 +181,7 @@ def read_weights(folder):
     values = {}
     hidden = config.hidden_size
     for google, variable in _backbone_variables(backbone, config.num_hidden_layers).items():
-        values[google] = merge_heads(google, variable.numpy().astype("float32"), hidden)
+        values[google] = merge_heads(google, variable.value.numpy().astype("float32"), hidden)
     return values
 
 

@@ -583,8 +583,8 @@ def find_do_lower_case(path, default):
 
     A Hugging Face folder records the casing in tokenizer_config.json, a TF
     Hub encoder in its do_lower_case variable, a keras-hub preset in
-    tokenizer.json, so a cased model needs no extra flag. Callers let a flag given on the command
-    line win over this.
+    tokenizer.json, so a cased model needs no extra flag. Callers let a
+    flag given on the command line win over this.
 
     Args:
       path: A checkpoint path, or None.
@@ -781,11 +781,13 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
                 save_hf_folder(staging, encoder, heads, settings.get("config"))
             else:
                 savers[output_format](os.path.join(staging, prefix), encoder, heads)
-            vocab = _beside(input_path, "vocab.txt")
+            vocab = _interop_vocab(input_path) or _beside(input_path, "vocab.txt")
             if vocab:
                 shutil.copyfile(vocab, os.path.join(staging, "vocab.txt"))
             if is_folder:
-                _write_hf_tokenizer_files(input_path, staging, settings.get("do_lower_case"))
+                casing = settings.get("do_lower_case")
+                _write_hf_tokenizer_files(input_path, staging, find_do_lower_case(
+                    input_path, None) if casing is None else casing)
     except _WRITE_ERRORS as e:
         raise CheckpointError(f"cannot write {output_path}: {e}") from None
     logging.info("Wrote %s checkpoint %s", output_format, output_path)
