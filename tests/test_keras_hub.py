@@ -135,3 +135,24 @@ def test_a_preset_of_another_model_is_refused_naming_it(keras_hub_preset, tmp_pa
         json.dump(config, f)
     with pytest.raises(model_files.ModelFilesError, match="not of BertBackbone"):
         model_files.find(str(other), vocab_file=VOCAB)
+
+
+def test_a_tf_hub_encoder_becomes_a_preset_with_the_same_outputs(tmp_path):
+    # One of TF Hub's published encoders, in small (tools/make_tf_hub_fixture.py).
+    encoder = os.path.join(ROOT, "tests", "fixtures", "tf_hub_encoder")
+    preset = tmp_path / "preset"
+    checkpoints.convert(encoder, str(preset), "keras_hub", [])
+    reference = np.load(os.path.join(encoder, "reference.npz"))
+    backbone = keras_hub.models.BertBackbone.from_preset(str(preset))
+    got = _keras_hub_outputs(backbone, reference)
+    for key in ("pooled_output", "sequence_output"):
+        np.testing.assert_allclose(got[key], reference[key], atol=1e-5)
+    tokenizer = keras_hub.models.BertTokenizer.from_preset(str(preset))
+    assert np.asarray(tokenizer("W7 w9")).tolist() == [12, 14]
+
+
+def test_a_preset_never_replaces_a_folder_of_other_files(tmp_path):
+    tiny_google_checkpoint(str(tmp_path / "google"))
+    with pytest.raises(checkpoints.CheckpointError, match="a folder that holds other files"):
+        checkpoints.convert(str(tmp_path / "google"), str(tmp_path), "keras_hub", [])
+    assert (tmp_path / "google" / "bert_model.ckpt.index").exists()
