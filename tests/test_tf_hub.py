@@ -161,3 +161,11 @@ def test_a_tf_hub_encoder_that_tf_model_garden_exported_reads_with_the_same_outp
                     training=False)
     for key in ("pooled_output", "sequence_output"):
         np.testing.assert_allclose(outputs[key], reference[key], atol=1e-5)
+
+
+def test_an_export_without_a_vocab_asks_for_vocab_file_and_writes_nothing(tmp_path):
+    tiny_google_checkpoint(str(tmp_path / "google"))
+    os.remove(tmp_path / "google" / "vocab.txt")
+    with pytest.raises(ValueError, match="a tf_hub output holds the vocab: pass --vocab_file"):
+        checkpoints.convert(str(tmp_path / "google"), str(tmp_path / "hub"), "tf_hub", [])
+    assert not (tmp_path / "hub").exists()

@@ -745,7 +745,8 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
 
     Raises:
       ValueError: for an unknown output format.
-      ConfigError: for a seq_length beyond max_position_embeddings.
+      ConfigError: for a seq_length beyond max_position_embeddings, or a
+        tf_hub or keras_hub output without a vocab.
       CheckpointError: the input cannot be read, or the output cannot be
         written (naming it and why).
     """
@@ -765,8 +766,12 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
         config.check_max_seq_length(seq_length)
         if do_lower_case is None:
             do_lower_case = settings.get("do_lower_case")
-        _export_interop(input_path, output_path, output_format, encoder, heads,
-                        find_vocab(input_path, vocab_file),
+        try:
+            vocab_file = find_vocab(input_path, vocab_file)
+        except ConfigError:
+            raise ConfigError(f"a {output_format} output holds the vocab: pass --vocab_file "
+                              f"(no vocab.txt beside {input_path})") from None
+        _export_interop(input_path, output_path, output_format, encoder, heads, vocab_file,
                         find_do_lower_case(input_path, True) if do_lower_case is None
                         else do_lower_case, seq_length)
         return report
