@@ -1,42 +1,69 @@
 """Converts BERT checkpoints between the original TF1, Hugging Face and bert_tf formats.
 
+It also writes a model as TF Hub's encoder and preprocessor SavedModels or as
+a keras-hub preset, and reads both back (as --init_checkpoint does).
+
 Examples:
   python convert_checkpoint.py --input=uncased_L-12_H-768_A-12/bert_model.ckpt \\
       --output=bert_hf --output_format=hf
   python convert_checkpoint.py --input=bert_hf --output=google/bert_model.ckpt \\
       --output_format=google
+  python convert_checkpoint.py --input=uncased_L-12_H-768_A-12 --output=bert_tf_hub \\
+      --output_format=tf_hub
+  python convert_checkpoint.py --input=uncased_L-12_H-768_A-12 --output=bert_preset \\
+      --output_format=keras_hub
 """
 
 from absl import flags
 
 import bert_tf.tasks  # noqa: F401  (defines every task's heads, which heads.head_types() finds)
 from bert_tf import cli
+from bert_tf.interop import tf_hub
 from bert_tf.model import checkpoints, heads
-from bert_tf.model.checkpoint_names import FORMATS
 
 flags.DEFINE_string(
     "input", None,
     "Checkpoint to read: an original bert_model.ckpt prefix, a Hugging Face folder "
-    "(config.json + model.safetensors), or a bert_tf output folder or prefix.")
+    "(config.json + model.safetensors), a bert_tf output folder or prefix, a TF Hub "
+    "encoder SavedModel folder (bert_tf's or TF Hub's BERT), or a keras-hub preset folder.")
 flags.DEFINE_string(
-    "output", None, "Where to write: a checkpoint prefix for google/tf2, a folder for hf.")
+    "output", None,
+    "Where to write: a checkpoint prefix for google/tf2, a folder for the others.")
 flags.DEFINE_enum(
-    "output_format", None, list(FORMATS),
-    "google: original TF1 names; hf: Hugging Face safetensors; tf2: bert_tf's own.")
+    "output_format", None, list(checkpoints.OUTPUT_FORMATS),
+    "google: original TF1 names; hf: Hugging Face safetensors; tf2: bert_tf's own; "
+    "tf_hub: TF Hub's BERT encoder and preprocessor SavedModels (<output>/encoder, "
+    "<output>/preprocessor); keras_hub: a keras-hub BertBackbone and BertTokenizer preset "
+    "(needs keras-hub). tf_hub and keras_hub hold the encoder alone, without heads.")
 flags.DEFINE_string(
     "bert_config_file", None,
     "bert_config.json for the input, when it is not next to the checkpoint.")
+flags.DEFINE_string(
+    "vocab_file", None,
+    "tf_hub and keras_hub: the model's vocab.txt, when it is not beside the input.")
+flags.DEFINE_bool(
+    "do_lower_case", None,
+    "tf_hub and keras_hub: whether the model is uncased. Default: what the input "
+    "records (a Hugging Face or fine-tuning output folder, a TF Hub encoder, a preset), "
+    "else True.")
+flags.DEFINE_integer(
+    "max_seq_length", None,
+    "tf_hub: the sequence length of the preprocessor's outputs (its bert_pack_inputs "
+    f"takes any). Default: {tf_hub.DEFAULT_SEQ_LENGTH}, as TF Hub's, or the model's "
+    "max_position_embeddings when less.")
 flags.mark_flags_as_required(["input", "output", "output_format"])
 
 
 def main(_):
     # A CheckpointError or ConfigError names the file and the tensor;
     # cli.run prints it as one line. Nothing is written then.
+    args = flags.FLAGS
     report = checkpoints.convert(
-        flags.FLAGS.input, flags.FLAGS.output, flags.FLAGS.output_format,
-        heads.head_types(), flags.FLAGS.bert_config_file)
+        args.input, args.output, args.output_format, heads.head_types(),
+        args.bert_config_file, vocab_file=args.vocab_file,
+        do_lower_case=args.do_lower_case, seq_length=args.max_seq_length)
     print(report.summary())
-    print(f"Wrote {flags.FLAGS.output_format} checkpoint to {flags.FLAGS.output}")
+    print(f"Wrote {args.output_format} checkpoint to {args.output}")
 
 
 if __name__ == "__main__":

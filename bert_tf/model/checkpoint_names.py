@@ -55,6 +55,44 @@ class WeightName:
         return f"{self.module}/{path}/.ATTRIBUTES/VARIABLE_VALUE"
 
 
+def weight_variable(owner, attr):
+    """The variable at a WeightName's attribute path on its owner.
+
+    Args:
+      owner: The encoder or a head.
+      attr: A dotted path, e.g. "layer_0.attention.query.kernel".
+
+    Returns:
+      The variable.
+    """
+    for part in attr.split("."):
+        owner = getattr(owner, part)
+    return owner
+
+
+def merge_heads(google_name, value, hidden_size):
+    """A weight stored split by attention head, in BertModel's shape.
+
+    keras-hub and TF Model Garden keep the attention's query, key and value
+    kernels as [hidden, heads, head_size], their biases as [heads, head_size]
+    and the output kernel as [heads, head_size, hidden]: reshapes of
+    BertModel's [hidden, hidden] and [hidden].
+
+    Args:
+      google_name: The weight's original name (a bias ends in "bias").
+      value: The stored np.ndarray.
+      hidden_size: The model's hidden size.
+
+    Returns:
+      The value, reshaped if it was split by head.
+    """
+    if value.ndim == 3:
+        return value.reshape(hidden_size, hidden_size)
+    if value.ndim == 2 and google_name.endswith("bias"):
+        return value.reshape(hidden_size)
+    return value
+
+
 def dense_names(module, attr, google, hf):
     """The kernel and bias of one dense layer.
 

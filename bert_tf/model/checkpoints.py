@@ -1,4 +1,4 @@
-"""Checkpoint loading, saving and conversion in three formats.
+"""Checkpoint loading, saving and conversion in three formats, and two more ways in and out.
 
 The formats and the encoder's names are in checkpoint_names.py; each head
 declares its own (heads.Head.weight_names). Loading reads a checkpoint into a
@@ -8,6 +8,10 @@ loaded, what it left at its initial value (a new head) and what it skipped
 (optimizer slots, heads the model does not have). A missing encoder weight,
 an encoder tensor that maps to nothing, a head stored only in part, or a
 shape mismatch is an error that names the variable.
+
+A TF Hub encoder SavedModel and a keras-hub preset folder (bert_tf/interop/)
+load like checkpoints: their weights are read under the names of a format
+(google), and convert() writes them (OUTPUT_FORMATS).
 
 This module also reads what goes with a checkpoint: its config, its vocab
 and its casing (find_config, find_vocab, find_do_lower_case), each on its
@@ -29,11 +33,13 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from bert_tf import io_utils
+from bert_tf.interop import keras_hub, tf_hub
 from bert_tf.model.checkpoint_names import (
     ENCODER,
     ENCODER_PREFIXES,
     FORMATS,
     encoder_weight_names,
+    weight_variable,
 )
 from bert_tf.model.config import BertConfig, ConfigError
 from bert_tf.model.modeling import BertModel
@@ -56,8 +62,21 @@ _IGNORED = {"google": [], "hf": ["embeddings.position_ids"], "tf2": []}
 HF_SETTINGS_FILE = "hf_settings.json"
 
 
+# What convert() writes: the checkpoint formats, a TF Hub encoder and
+# preprocessor, and a keras-hub preset.
+OUTPUT_FORMATS = (*FORMATS, "tf_hub", "keras_hub")
+# The formats whose weights are read under another format's names:
+# tf_hub.py and keras_hub.py give an encoder's weights their google names.
+_NAMES_OF = {"tf_hub": "google", "keras_hub": "google"}
+
+
 class CheckpointError(ValueError):
     """A checkpoint that does not fit the model, or cannot be read."""
+
+
+def _names_of(fmt):
+    """The format whose names a checkpoint of format fmt is read under."""
+    return _NAMES_OF.get(fmt, fmt)
 
 
 def resolve_checkpoint_path(path):
@@ -65,12 +84,14 @@ def resolve_checkpoint_path(path):
 
     Args:
       path: A Hugging Face folder, a checkpoint prefix (bert_model.ckpt), a
-        folder holding a TF `checkpoint` state file (training output), or a
+        folder holding a TF `checkpoint` state file (training output), a
         folder of Google's release layout (bert_model.ckpt.* without a state
-        file, as the downloaded zip files hold it).
+        file, as the downloaded zip files hold it), a TF Hub encoder
+        SavedModel folder, or a keras-hub preset folder.
 
     Returns:
-      (format, path): format in FORMATS, path the folder or prefix to read.
+      (format, path): format in FORMATS, "tf_hub" or "keras_hub"; path the
+      folder or prefix to read.
 
     Raises:
       CheckpointError: if nothing readable is there.
@@ -78,6 +99,10 @@ def resolve_checkpoint_path(path):
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "model.safetensors")):
             return "hf", path
+        if tf_hub.is_saved_model(path):
+            return "tf_hub", path
+        if keras_hub.is_preset(path):
+            return "keras_hub", path
         latest = tf.train.latest_checkpoint(path)
         released = os.path.join(path, "bert_model.ckpt")
         if latest is None and tf.io.gfile.exists(released + ".index"):
@@ -120,6 +145,8 @@ def _read_tensors(fmt, path):
         tensors, shapes = _open_tensors(fmt, path)
     except _READ_ERRORS as e:
         raise _unreadable(path, e) from None
+    except (tf_hub.TFHubError, keras_hub.KerasHubError) as e:
+        raise CheckpointError(str(e)) from None
 
     def checked(read):
         def read_or_fail():
@@ -134,6 +161,10 @@ def _read_tensors(fmt, path):
 
 def _open_tensors(fmt, path):
     """_read_tensors' work, without the error translation."""
+    if fmt in ("tf_hub", "keras_hub"):
+        values = (tf_hub if fmt == "tf_hub" else keras_hub).read_weights(path)
+        return ({name: (lambda value=value: value) for name, value in values.items()},
+                {name: value.shape for name, value in values.items()})
     if fmt == "hf":
         file = os.path.join(path, "model.safetensors")
         handle = safe_open(file, framework="np")
@@ -225,13 +256,6 @@ class LoadReport:
         return "\n".join(lines)
 
 
-def _get_attr(obj, attr):
-    """Follows a dotted attribute path, e.g. "layer_0.attention.query.kernel"."""
-    for part in attr.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def _weight_table(encoder, heads):
     """[(WeightName, the object that holds it)] for the encoder and the given heads.
 
@@ -304,13 +328,14 @@ def load_weights(path, encoder, heads=None):
     """
     fmt, path = resolve_checkpoint_path(path)
     tensors, shapes = _read_tensors(fmt, path)
+    names = _names_of(fmt)
     table = _weight_table(encoder, heads)
     for head in (heads or {}).values():
-        _stored_shapes(path, fmt, head, shapes)
+        _stored_shapes(path, names, head, shapes)
 
     loaded, initialized, skipped, training_state = [], [], [], []
     for name, target in table:
-        key = getattr(name, fmt)
+        key = getattr(name, names)
         if key not in shapes:
             if name.module == ENCODER:
                 raise CheckpointError(
@@ -318,7 +343,7 @@ def load_weights(path, encoder, heads=None):
                     f"num_hidden_layers={encoder.config.num_hidden_layers} right?")
             initialized.append(name.google)
             continue
-        variable = _get_attr(target, name.attr)
+        variable = weight_variable(target, name.attr)
         value = tensors[key]()
         if fmt == "hf" and name.hf_transposed:
             value = value.T
@@ -329,15 +354,15 @@ def load_weights(path, encoder, heads=None):
         variable.assign(value.astype(variable.dtype))
         loaded.append(key)
 
-    known = {getattr(name, fmt) for name, _ in table}
+    known = {getattr(name, names) for name, _ in table}
     for key in sorted(shapes):
         if key in known:
             continue
-        if any(fnmatch.fnmatchcase(key, pattern) for pattern in _TRAINING_STATE[fmt]):
+        if any(fnmatch.fnmatchcase(key, pattern) for pattern in _TRAINING_STATE[names]):
             training_state.append(key)
             continue
-        if (any(fnmatch.fnmatchcase(key, pattern) for pattern in _IGNORED[fmt])
-                or not key.startswith(ENCODER_PREFIXES[fmt])):
+        if (any(fnmatch.fnmatchcase(key, pattern) for pattern in _IGNORED[names])
+                or not key.startswith(ENCODER_PREFIXES[names])):
             # A head this model does not have, or a buffer.
             skipped.append(key)
             continue
@@ -354,7 +379,7 @@ def _named_values(fmt, encoder, heads):
     """{name in fmt: np.ndarray} for the given model parts, in fmt's layout."""
     values = {}
     for name, target in _weight_table(encoder, heads):
-        value = np.asarray(_get_attr(target, name.attr).numpy())
+        value = np.asarray(weight_variable(target, name.attr).numpy())
         if fmt == "hf" and name.hf_transposed:
             value = np.ascontiguousarray(value.T)
         values[getattr(name, fmt)] = value
@@ -504,6 +529,13 @@ def find_config(path, bert_config_file=None):
     if bert_config_file:
         return BertConfig.from_json_file(bert_config_file)
     fmt, resolved = resolve_checkpoint_path(path)
+    try:
+        if fmt == "tf_hub":
+            return tf_hub.read_config(resolved)
+        if fmt == "keras_hub":
+            return keras_hub.read_config(resolved)
+    except (tf_hub.TFHubError, keras_hub.KerasHubError) as e:
+        raise ConfigError(str(e)) from None
     if fmt == "hf":
         return BertConfig.from_json_file(os.path.join(resolved, "config.json"))
     candidate = os.path.join(os.path.dirname(resolved), "bert_config.json")
@@ -531,18 +563,28 @@ def find_vocab(path, vocab_file=None):
     """
     if vocab_file:
         return vocab_file
-    found = _beside(path, "vocab.txt") if path else None
+    found = (_interop_vocab(path) or _beside(path, "vocab.txt")) if path else None
     if found is None:
         raise ConfigError("--vocab_file is required (no vocab.txt beside --init_checkpoint)")
     return found
 
 
+def _interop_vocab(path):
+    """The vocab inside a TF Hub encoder or a keras-hub preset folder, or None."""
+    if tf_hub.is_saved_model(path):
+        return tf_hub.vocab_file(path)
+    if keras_hub.is_preset(path):
+        return keras_hub.vocab_file(path)
+    return None
+
+
 def find_do_lower_case(path, default):
     """Whether a checkpoint's model is uncased, when its folder records it.
 
-    A Hugging Face folder records the casing in tokenizer_config.json, so a
-    cased model needs no extra flag. Callers let a flag given on the command
-    line win over this.
+    A Hugging Face folder records the casing in tokenizer_config.json, a TF
+    Hub encoder in its do_lower_case variable, a keras-hub preset in
+    tokenizer.json, so a cased model needs no extra flag. Callers let a
+    flag given on the command line win over this.
 
     Args:
       path: A checkpoint path, or None.
@@ -554,6 +596,14 @@ def find_do_lower_case(path, default):
     Raises:
       ConfigError: if tokenizer_config.json exists but cannot be read.
     """
+    if tf_hub.is_saved_model(path):
+        recorded = tf_hub.read_do_lower_case(path)
+        return default if recorded is None else recorded
+    if keras_hub.is_preset(path):
+        try:
+            return keras_hub.read_do_lower_case(path)
+        except keras_hub.KerasHubError as e:
+            raise ConfigError(str(e)) from None
     found = _beside(path, "tokenizer_config.json") if path else None
     if found is None:
         return default
@@ -586,7 +636,7 @@ def detect_heads(path, encoder, head_types):
     _, shapes = _read_tensors(fmt, resolved)
     found = {}
     for head_type in head_types:
-        stored = _stored_shapes(resolved, fmt, head_type, shapes)
+        stored = _stored_shapes(resolved, _names_of(fmt), head_type, shapes)
         if stored:
             found[head_type.checkpoint_key] = head_type.from_shapes(encoder, stored)
     return found
@@ -629,20 +679,61 @@ def _write_hf_tokenizer_files(input_path, folder, do_lower_case):
         json.dump(special, f, indent=2, sort_keys=True)
 
 
-def convert(input_path, output_path, output_format, head_types, bert_config_file=None):
+def _export_interop(input_path, output_path, output_format, encoder, heads, vocab_file,
+                    do_lower_case, seq_length):
+    """convert()'s writing of a TF Hub folder or a keras-hub preset (see convert)."""
+    if heads:
+        logging.warning("%s holds heads (%s) that a %s output has no place for; only the "
+                        "encoder is written", input_path, ", ".join(sorted(heads)),
+                        output_format)
+    # Each SavedModel, and a preset, replaces a previous one whole once it
+    # is complete; a folder that holds anything else is left alone.
+    if (output_format == "keras_hub" and os.path.isdir(output_path)
+            and os.listdir(output_path) and not keras_hub.is_preset(output_path)):
+        raise CheckpointError(f"{output_path}: a folder that holds other files; a preset is "
+                              "written to a new or empty folder, or over a preset")
+    try:
+        if output_format == "tf_hub":
+            with io_utils.atomic_directory(os.path.join(output_path, "encoder")) as staging:
+                tf_hub.export_encoder(staging, encoder, vocab_file, do_lower_case)
+            with io_utils.atomic_directory(
+                    os.path.join(output_path, "preprocessor")) as staging:
+                tf_hub.export_preprocessor(staging, vocab_file, do_lower_case, seq_length)
+        else:
+            with io_utils.atomic_directory(output_path) as staging:
+                keras_hub.write_preset(staging, encoder, vocab_file, do_lower_case)
+    except keras_hub.KerasHubError as e:
+        raise CheckpointError(str(e)) from None
+    except _WRITE_ERRORS as e:
+        raise CheckpointError(f"cannot write {output_path}: {e}") from None
+    logging.info("Wrote %s %s (do_lower_case=%s)", output_format, output_path, do_lower_case)
+
+
+def convert(input_path, output_path, output_format, head_types, bert_config_file=None,
+            vocab_file=None, do_lower_case=None, seq_length=None):
     """Converts a checkpoint between formats, with every head it holds.
 
     The vocab.txt beside the input, when there is one, is copied beside the
     output, so that the converted folder is complete. To a Hugging Face
     folder go the tokenizer files too, and config.json names the class to
     load and the labels, from the run's HF_SETTINGS_FILE when there is one.
+    A TF Hub output is a folder with encoder/ and preprocessor/ SavedModels,
+    a keras-hub output a preset folder; both hold the encoder alone (a head
+    is left out, with a warning) and its vocab and casing.
 
     Args:
       input_path: A checkpoint in any format (see resolve_checkpoint_path).
-      output_path: A prefix for "google" and "tf2", a folder for "hf".
-      output_format: One of FORMATS.
+      output_path: A prefix for "google" and "tf2", a folder for the others.
+      output_format: One of OUTPUT_FORMATS.
       head_types: The heads.Head classes to carry over (heads.head_types()).
       bert_config_file: The config, when it is not beside the input.
+      vocab_file: The vocab, for tf_hub and keras_hub, when it is not
+        beside (or inside) the input.
+      do_lower_case: The casing, for tf_hub and keras_hub; None takes the
+        input's record (HF_SETTINGS_FILE, tokenizer_config.json, ...), else
+        True, the scripts' default.
+      seq_length: The TF Hub preprocessor's default sequence length; None
+        for TF Hub's 128, or max_position_embeddings when that is less.
 
     Every file is written to a temporary folder first and moved into place
     at the end, the files that make the output look complete last (a
@@ -654,18 +745,36 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
 
     Raises:
       ValueError: for an unknown output format.
+      ConfigError: for a seq_length beyond max_position_embeddings, or a
+        tf_hub or keras_hub output without a vocab.
       CheckpointError: the input cannot be read, or the output cannot be
         written (naming it and why).
     """
     savers = {"google": save_google_checkpoint, "hf": save_hf_folder,
               "tf2": save_tf2_checkpoint}
-    if output_format not in savers:
-        raise ValueError(f"unknown output format {output_format!r}; known: {', '.join(FORMATS)}")
+    if output_format not in OUTPUT_FORMATS:
+        raise ValueError(f"unknown output format {output_format!r}; known: "
+                         f"{', '.join(OUTPUT_FORMATS)}")
     config = find_config(input_path, bert_config_file)
     encoder = BertModel(config)
     heads = detect_heads(input_path, encoder, head_types)
     report = load_weights(input_path, encoder, heads)
     settings = _read_json(_beside(input_path, HF_SETTINGS_FILE)) or {}
+    if output_format not in savers:
+        if seq_length is None:
+            seq_length = min(tf_hub.DEFAULT_SEQ_LENGTH, config.max_position_embeddings)
+        config.check_max_seq_length(seq_length)
+        if do_lower_case is None:
+            do_lower_case = settings.get("do_lower_case")
+        try:
+            vocab_file = find_vocab(input_path, vocab_file)
+        except ConfigError:
+            raise ConfigError(f"a {output_format} output holds the vocab: pass --vocab_file "
+                              f"(no vocab.txt beside {input_path})") from None
+        _export_interop(input_path, output_path, output_format, encoder, heads, vocab_file,
+                        find_do_lower_case(input_path, True) if do_lower_case is None
+                        else do_lower_case, seq_length)
+        return report
     is_folder = output_format == "hf"
     folder = output_path if is_folder else os.path.dirname(os.path.abspath(output_path))
     prefix = None if is_folder else os.path.basename(output_path)
@@ -677,11 +786,13 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
                 save_hf_folder(staging, encoder, heads, settings.get("config"))
             else:
                 savers[output_format](os.path.join(staging, prefix), encoder, heads)
-            vocab = _beside(input_path, "vocab.txt")
+            vocab = _interop_vocab(input_path) or _beside(input_path, "vocab.txt")
             if vocab:
                 shutil.copyfile(vocab, os.path.join(staging, "vocab.txt"))
             if is_folder:
-                _write_hf_tokenizer_files(input_path, staging, settings.get("do_lower_case"))
+                casing = settings.get("do_lower_case")
+                _write_hf_tokenizer_files(input_path, staging, find_do_lower_case(
+                    input_path, None) if casing is None else casing)
     except _WRITE_ERRORS as e:
         raise CheckpointError(f"cannot write {output_path}: {e}") from None
     logging.info("Wrote %s checkpoint %s", output_format, output_path)

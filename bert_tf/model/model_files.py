@@ -3,7 +3,8 @@
 A model is its config, its vocab, its casing and its weights. Users name as
 few of them as they can: Google's released folders hold bert_config.json and
 vocab.txt beside the weights, Hugging Face folders config.json, vocab.txt and
-tokenizer_config.json (with the casing). find() fills in what is not given
+tokenizer_config.json (with the casing); TF Hub encoders and keras-hub
+presets hold all three inside. find() fills in what is not given
 from beside the checkpoint, with checkpoints.py's readers (find_config,
 find_vocab, find_do_lower_case), and checks that the pieces fit each other:
 the casing against the folder's record and the vocab, the vocab's size

@@ -281,7 +281,9 @@ class BertPacker:
         """Creates a packer.
 
         Args:
-          max_seq_length: the length of each packed sequence.
+          max_seq_length: the length of each packed sequence: an int, or a
+            scalar int32 tensor (a SavedModel's argument), which is not
+            checked.
           cls_id: the id of "[CLS]".
           sep_id: the id of "[SEP]".
         """
@@ -308,7 +310,7 @@ class BertPacker:
         """
         segments = [segment_a] if segment_b is None else [segment_a, segment_b]
         special_tokens = len(segments) + 1
-        if self.max_seq_length < special_tokens:
+        if isinstance(self.max_seq_length, int) and self.max_seq_length < special_tokens:
             raise ValueError(
                 f"max_seq_length={self.max_seq_length} leaves no room for the "
                 f"{special_tokens} special tokens"
@@ -335,8 +337,11 @@ class BertPacker:
         start = tf.ones_like(kept[0])[:, tf.newaxis]
         for segment_type, (segment, keep) in enumerate(zip(segments, kept, strict=True)):
             end = start + keep[:, tf.newaxis]
+            # A Python int keeps the width static; a tensor gives it at run time.
+            width = ([None, length] if isinstance(length, int)
+                     else tf.stack([segment.nrows(), tf.cast(length, tf.int64)]))
             ids = tf.gather(
-                tf.cast(segment, tf.int32).to_tensor(0, shape=[None, length]),
+                tf.cast(segment, tf.int32).to_tensor(0, shape=width),
                 tf.clip_by_value(column - start, 0, length - 1),
                 batch_dims=1,
             )
