@@ -253,14 +253,14 @@ def _check_lengths(config, task, data):
 
     Args:
       config: A FinetuneConfig.
-      task: A tasks.Task (its max_seq_length, if it has one).
-      data: A finetune_data.FinetuneData (its max_seq_length, None: unsaid).
+      task: A tasks.Task (its max_seq_length, None: unsaid).
+      data: A finetune_data.FinetuneData (likewise).
 
     Raises:
       FinetuneError: naming the lengths that differ.
     """
     lengths = {"the config": config.max_seq_length,
-               type(task).__name__: getattr(task, "max_seq_length", None),
+               type(task).__name__: task.max_seq_length,
                type(data).__name__: data.max_seq_length}
     given = {name: length for name, length in lengths.items() if length is not None}
     if len(set(given.values())) > 1:

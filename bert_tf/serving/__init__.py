@@ -7,6 +7,6 @@ that tokenizes raw text in the graph and turns the model's outputs into
 answers; task_serving.py says which module serves which task; export.py
 writes a task's SavedModel; served_model.py runs the encoder inside it (each
 batch at its own length, or at one shape); export_runner.py reads an export
-back and runs it batch by batch; text_input.py reads the texts the
-predict_*.py scripts label.
+back and runs it batch by batch. The predict_*.py scripts that run an
+export on a file read their texts through cli/text_input.py.
 """

@@ -18,7 +18,8 @@ reads, the heads on the encoder, the loss and what it predicts. It declares:
                     them a batch, for Trainer.evaluate (optional: only
                     pretraining streams);
   hf_task_config()  what a Hugging Face config.json says of its model
-                    (optional).
+                    (optional);
+  max_seq_length    the records' length.
 
 What the predictions are scored against, and the files written from them,
 belong to the data (finetune_data.FinetuneData: score(), main_metric,
@@ -51,7 +52,14 @@ def encoder_inputs(features):
 
 
 class Task(abc.ABC):
-    """The base class of every task; see the module docstring for the protocol."""
+    """The base class of every task; see the module docstring for the protocol.
+
+    Attributes:
+      max_seq_length: The records' sequence length, which finetune.run checks
+        against the config's and the data's; None where the task does not say.
+    """
+
+    max_seq_length = None
 
     @abc.abstractmethod
     def feature_specs(self):
