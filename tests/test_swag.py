@@ -141,3 +141,9 @@ def test_scores_and_the_predictions_file(tmp_path):
     assert rows[2] == ["1", "3", examples[1].endings[3], "0.200000", "0.100000", "0.300000",
                        "0.400000"]
     assert len(rows) == 4
+
+
+def test_settings_refuse_fewer_than_two_endings():
+    assert swag.SwagSettings().num_choices == 4
+    with pytest.raises(ValueError, match="^--num_choices=1 must be at least 2$"):
+        swag.SwagSettings(num_choices=1)
