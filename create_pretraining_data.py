@@ -15,7 +15,7 @@ Example:
 
 from absl import app, flags, logging
 
-from bert_tf import cli, pretraining_data
+from bert_tf import cli, messages, pretraining_data
 from bert_tf.cli import vocab_flags
 
 FLAGS = flags.FLAGS
@@ -100,7 +100,7 @@ def main(argv):
     for line in summary.describe().splitlines():
         logging.info("%s", line)
     for warning in summary.warnings(config.max_seq_length):
-        cli.warn(warning)
+        messages.warn(warning)
 
 
 if __name__ == "__main__":

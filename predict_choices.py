@@ -19,7 +19,8 @@ about once.
 from absl import flags
 
 from bert_tf import cli, swag
-from bert_tf.serving import export_runner, text_input
+from bert_tf.cli import text_input
+from bert_tf.serving import export_runner
 
 text_input.define_flags(input_file_help="A CSV file in SWAG's layout.",
                         output_file_help="Where predictions.csv's lines go (it appears only "

@@ -21,7 +21,8 @@ that a tab or newline in it cannot break the line.
 from absl import flags
 
 from bert_tf import cli, io_utils
-from bert_tf.serving import export_runner, text_input
+from bert_tf.cli import text_input
+from bert_tf.serving import export_runner
 
 text_input.define_flags()
 flags.adopt_module_key_flags(text_input)

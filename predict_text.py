@@ -26,7 +26,8 @@ first few are warned about one by one, and their number at the end.
 from absl import flags
 
 from bert_tf import cli, io_utils
-from bert_tf.serving import export_runner, text_input
+from bert_tf.cli import text_input
+from bert_tf.serving import export_runner
 
 flags.DEFINE_bool("pair", False, "Read the sentences as (text_a, text_b) pairs: two arguments "
                   "each, or --input_file lines text_a<TAB>text_b.")

@@ -46,11 +46,10 @@ def main(_):
                          f"--task_name={FLAGS.task_name}")
     files, runtime = finetune.start(config)
     task = ClassificationTask(len(processor.get_labels()), processor.is_regression,
-                              glue_task=processor.name,
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
-                              max_seq_length=FLAGS.max_seq_length,
+                              max_seq_length=config.max_seq_length,
                               label_list=processor.get_labels())
-    data = glue.GlueData(processor, files.tokenizer(), FLAGS.max_seq_length, FLAGS.data_dir,
+    data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length, FLAGS.data_dir,
                          FLAGS.tfds_name)
     finetune.run(config, task, data, files, runtime)
 

@@ -52,16 +52,14 @@ def main(_):
     finetune.check_actions(config)
     if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
-    stride = FLAGS.window_stride or conll.default_window_stride(FLAGS.max_seq_length)
-    if not 0 < stride <= FLAGS.max_seq_length - 2:
-        raise ValueError(f"--window_stride={stride} must be in 1.."
-                         f"{FLAGS.max_seq_length - 2} (max_seq_length - 2)")
+    # One object for the task and the data; it refuses a stride that does not fit.
+    settings = conll.ConllSettings(config.max_seq_length, FLAGS.window_stride)
     files, runtime = finetune.start(config)
-    data = conll.ConllData(files.tokenizer(), FLAGS.max_seq_length, stride, FLAGS.data_dir,
-                           FLAGS.predict_file, FLAGS.labels, FLAGS.output_dir)
+    data = conll.ConllData(settings, files.tokenizer(), FLAGS.data_dir, FLAGS.predict_file,
+                           FLAGS.labels, FLAGS.output_dir)
     # The task's tags come from the training file: read before the task.
     data.read(finetune.splits_to_read(data, config))
-    task = TaggingTask(data.labels(), FLAGS.max_seq_length, stride)
+    task = TaggingTask(data.labels(), settings)
     finetune.run(config, task, data, files, runtime)
 
 

@@ -28,6 +28,8 @@ against its gold answers with the official evaluation script's metrics
 question about a raw context (a long one read in windows, as here).
 """
 
+import dataclasses
+
 from absl import app, flags
 
 from bert_tf import cli, finetune, squad
@@ -78,13 +80,11 @@ flags.mark_flags_as_required(["output_dir"])
 
 @flags.multi_flags_validator(["max_seq_length", "max_query_length", "doc_stride",
                               "doc_stride_means"])
-def _check_window_lengths(values):
+def _check_windows(values):
     """Refuses windows without room for the context, or that would not move
-    forward, when the flags are parsed."""
+    forward, when the flags are parsed (squad.SquadSettings' checks)."""
     try:
-        squad.check_window_lengths(values["max_seq_length"], values["max_query_length"])
-        squad.check_doc_stride(values["max_seq_length"], values["max_query_length"],
-                               values["doc_stride"], values["doc_stride_means"])
+        squad.SquadSettings(**values)
     except ValueError as e:
         raise flags.ValidationError(str(e)) from None
     return True
@@ -98,15 +98,12 @@ def main(_):
     if (FLAGS.do_predict or FLAGS.do_eval) and not FLAGS.predict_file:
         raise app.UsageError("--do_predict and --do_eval need --predict_file.")
     files, runtime = finetune.start(config)
-    task = QuestionAnsweringTask(
-        FLAGS.max_seq_length, FLAGS.version_2_with_negative, FLAGS.n_best_size,
-        FLAGS.max_answer_length, files.do_lower_case, FLAGS.null_score_diff_threshold,
-        FLAGS.max_query_length, FLAGS.verbose_logging, FLAGS.doc_stride,
-        FLAGS.doc_stride_means)
-    data = squad.SquadData(files.tokenizer(), FLAGS.max_seq_length, FLAGS.doc_stride,
-                           FLAGS.max_query_length, FLAGS.version_2_with_negative,
-                           FLAGS.train_file, FLAGS.predict_file, FLAGS.epoch_unit,
-                           FLAGS.doc_stride_means)
+    # One object for the task and the data: every SquadSettings field is a flag.
+    settings = squad.SquadSettings(**{field.name: getattr(FLAGS, field.name)
+                                      for field in dataclasses.fields(squad.SquadSettings)})
+    task = QuestionAnsweringTask(settings)
+    data = squad.SquadData(settings, files.tokenizer(), FLAGS.train_file, FLAGS.predict_file,
+                           FLAGS.epoch_unit)
     finetune.run(config, task, data, files, runtime)
 
 

@@ -39,9 +39,10 @@ def main(_):
     if not (FLAGS.data_dir or export_only):
         raise app.UsageError("Give --data_dir (SWAG's .csv files).")
     files, runtime = finetune.start(config)
-    task = MultipleChoiceTask(FLAGS.num_choices, FLAGS.max_seq_length)
-    data = swag.SwagData(FLAGS.data_dir, files.tokenizer(), FLAGS.max_seq_length,
-                         FLAGS.num_choices)
+    # One object for the task and the data.
+    settings = swag.SwagSettings(config.max_seq_length, FLAGS.num_choices)
+    task = MultipleChoiceTask(settings)
+    data = swag.SwagData(settings, files.tokenizer(), FLAGS.data_dir)
     finetune.run(config, task, data, files, runtime)
 
 

@@ -41,7 +41,7 @@ import tempfile
 import time
 
 from bench import arguments, machine, serving
-from bert_tf.serving import text_input
+from bert_tf.cli import text_input
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = {"classifier": ("predict_text.py", "text-classification"),

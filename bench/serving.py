@@ -42,6 +42,7 @@ import numpy as np
 import tensorflow as tf
 
 from bench import arguments, machine, minilm
+from bert_tf import conll
 from bert_tf.model import checkpoints
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.model.modeling import BertModel
@@ -179,7 +180,7 @@ def build_models(work_dir, variants, max_seq_length, kind="classifier"):
     if kind == "classifier":
         task, head = ClassificationTask(2), ClassifierHead(config, 2)
     else:
-        task, head = TaggingTask(TAGS), ClassifierHead(config, len(TAGS))
+        task, head = TaggingTask(TAGS, conll.ConllSettings()), ClassifierHead(config, len(TAGS))
     checkpoints.load_weights(folder, encoder, {"classifier": head})
     head.output_bias.assign(np.random.normal(size=head.output_bias.shape))
     exports = {}

@@ -73,6 +73,7 @@ def parse_args(argv=None):
 def main(args):
     import tensorflow as tf
 
+    from bert_tf import conll
     from bert_tf.model import model_files
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import TaggingTask
@@ -82,7 +83,7 @@ def main(args):
     files = model_files.find(minilm.model_dir(), max_seq_length=max(lengths))
     runtime = run_setup.prepare(1, distribution.TpuConfig(), args.mixed_precision)
     jit_compile = runtime.jit_compile
-    task = TaggingTask(CONLL_TAGS, max(lengths))
+    task = TaggingTask(CONLL_TAGS, conll.ConllSettings(max(lengths)))
     with precision.building_under(runtime.policy):
         encoder = BertModel(files.bert_config)
         heads = task.create_heads(encoder)

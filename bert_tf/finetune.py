@@ -7,35 +7,25 @@ start() comes before it. It returns a FinetuneResult, and can report a
 TrainingProgress after each chunk of training (the notebook's progress bar
 and curves). A script is its flags, script_flags.finetune_config(),
 start(), the task, the data and run(); the notebook and Python callers build
-the FinetuneConfig directly. The steps it is made of, in order, for a caller
-that goes its own way:
+the FinetuneConfig directly. Besides these, for a caller that goes its own
+way:
   check_actions()   refuses a run with nothing to do; tells an export-only run;
-  model_files.find()  (model/model_files.py) the pretrained model's config,
-                    vocab and casing, checked against each other and against
-                    max_seq_length;
+  check_config()    refuses settings that cannot work together;
   setup()           seed, strategy, precision, XLA and batch checks, before any
-                    model is built;
+                    model is built (start() calls it, after model_files.find()
+                    has found and checked the pretrained model's files);
+  splits_to_read()  the splits a run asks its data for;
   train_steps()     optimizer updates and warmup from epochs;
-  task_settings()   what the model is for, which a later run of the same
-                    output_dir must share;
   create_trainer()  a training_loop.Trainer for a task, resumed from output_dir or
                     initialized from the pretrained checkpoint;
-  records_dir()     where this process writes its TFRecords;
-  dataset_fn()      the input pipeline for Trainer.train / predict;
-  padding_args()    dynamic_padding and group_by_length, for readers
-                    that trim batches;
-  check_evaluation_during_training()  refuses eval_every_steps and
-                    early_stopping_patience settings that cannot work;
-  train_in_chunks() training in chunks, with a look at the model after each;
   predict()         predictions in input order, padding dropped;
-  evaluate()        the task's official metrics on a dev set;
-  write_outputs()   the task's output files of a prediction;
-  export_model()    a raw-text SavedModel;
-  splits_to_read()  the splits a run asks its data for.
+  evaluate()        the data's official metrics of a dev set's predictions.
 
 Nothing here depends on which task runs: the task (tasks/) and its data
-module (glue/, ...) supply the rest. Errors in the user's input raise
-FinetuneError (a ValueError) with a message that names the flag or file.
+(glue/, ...) supply the rest, the data scoring the task's predictions and
+writing the output files, and serving/ exporting the task. Errors in the
+user's input raise FinetuneError (a ValueError) with a message that names
+the flag or file.
 """
 
 import contextlib
@@ -81,7 +71,7 @@ class TrainingProgress:
       num_train_steps: The step training ends at.
       history: The chunk's loop records (Trainer.train's); empty before
         training.
-      metrics: The first eval split's metrics (the task's score()) at this
+      metrics: The first eval split's metrics (the data's score()) at this
         step when the run evaluates, else None.
     """
 
@@ -151,7 +141,7 @@ class FinetuneConfig:
       group_by_length: With dynamic_padding, batch examples of similar length.
       eval_every_steps: With do_train, evaluate on the (first) dev set every
         this many steps and at the end, and keep the model that scores best
-        on the task's main metric in output_dir/best (best_checkpoint.py);
+        on the data's main metric in output_dir/best (best_checkpoint.py);
         evaluation, prediction and export then use it. 0: off.
       early_stopping_patience: With eval_every_steps, stop training after
         this many evaluations without a gain. 0: off.
@@ -213,36 +203,20 @@ class FinetuneConfig:
             num_warmup_steps=num_warmup_steps, **settings)
 
 
-def padding_args(config):
-    """The reader arguments that dynamic_padding and group_by_length ask for.
+def check_config(config):
+    """Refuses settings that cannot work together, before any work.
 
     Args:
       config: A FinetuneConfig.
 
-    Returns:
-      {"trim_to_multiple_of": ..., "length_group_batches": ...}, each None
-      when off.
-
     Raises:
-      FinetuneError: group_by_length without dynamic_padding.
+      FinetuneError: group_by_length without dynamic_padding; a negative
+        eval_every_steps or early_stopping_patience, evaluation during
+        training without training, or early stopping without evaluation
+        during training.
     """
     if config.group_by_length and not config.dynamic_padding:
         raise FinetuneError("--group_by_length only saves work with --dynamic_padding")
-    multiple = input_pipeline.LENGTH_MULTIPLE if config.dynamic_padding else None
-    return {"trim_to_multiple_of": multiple,
-            "length_group_batches": LENGTH_GROUP_BATCHES if config.group_by_length else None}
-
-
-def check_evaluation_during_training(config):
-    """Refuses eval_every_steps and early_stopping_patience settings that cannot work.
-
-    Args:
-      config: A FinetuneConfig.
-
-    Raises:
-      FinetuneError: a negative setting, evaluation during training without
-        training, or early stopping without evaluation during training.
-    """
     if config.eval_every_steps < 0 or config.early_stopping_patience < 0:
         raise FinetuneError("--eval_every_steps and --early_stopping_patience must not be "
                             "negative (0 turns them off)")
@@ -253,6 +227,46 @@ def check_evaluation_during_training(config):
         raise FinetuneError("--eval_every_steps evaluates during training: add --do_train "
                             "(a run without it uses the best model kept in --output_dir "
                             "by itself)")
+
+
+def _reader_args(config):
+    """The reader arguments that dynamic_padding and group_by_length ask for.
+
+    Args:
+      config: A FinetuneConfig, check_config()'ed.
+
+    Returns:
+      {"trim_to_multiple_of": ..., "length_group_batches": ...}, each None
+      when off.
+    """
+    multiple = input_pipeline.LENGTH_MULTIPLE if config.dynamic_padding else None
+    return {"trim_to_multiple_of": multiple,
+            "length_group_batches": LENGTH_GROUP_BATCHES if config.group_by_length else None}
+
+
+def _check_lengths(config, task, data):
+    """Refuses a task or data whose max_seq_length is not the config's.
+
+    The config's is the one the model's position embeddings are checked
+    against (model_files.find) and the export packs to; the task's records
+    and the data's must be that long.
+
+    Args:
+      config: A FinetuneConfig.
+      task: A tasks.Task (its max_seq_length, None: unsaid).
+      data: A finetune_data.FinetuneData (likewise).
+
+    Raises:
+      FinetuneError: naming the lengths that differ.
+    """
+    lengths = {"the config": config.max_seq_length,
+               type(task).__name__: task.max_seq_length,
+               type(data).__name__: data.max_seq_length}
+    given = {name: length for name, length in lengths.items() if length is not None}
+    if len(set(given.values())) > 1:
+        raise FinetuneError("max_seq_length differs: " + ", ".join(
+            f"{length} in {name}" for name, length in given.items())
+            + ": build the task and the data from the config's")
 
 
 def check_actions(config):
@@ -344,7 +358,7 @@ def train_steps(num_examples, train_batch_size, num_train_epochs, warmup_proport
     return num_train_steps, int(num_train_steps * warmup_proportion)
 
 
-def task_settings(task, data, files):
+def _task_settings(task, data, files):
     """What a fine-tuned model is for: run_dir's "task" group of settings.
 
     Args:
@@ -373,8 +387,10 @@ def create_trainer(task, files, runtime, config, run=None, settings=None):
       run: The FinetuneConfig whose actions the model is for: unless it
         trains, an init_checkpoint without the task's head is refused
         (run_checks.check_loaded_heads); None checks nothing.
-      settings: task_settings(), checked against output_dir's record when
-        its model is resumed, recorded otherwise; None checks nothing.
+      settings: What the model is for (run()'s: the task, the data's
+        task_settings(), the vocab and casing), checked against output_dir's
+        record when its model is resumed, recorded otherwise; None checks
+        nothing.
 
     Returns:
       The restored training_loop.Trainer.
@@ -416,7 +432,7 @@ def create_trainer(task, files, runtime, config, run=None, settings=None):
 
 
 @contextlib.contextmanager
-def records_dir(trainer):
+def _records_dir(trainer):
     """Where this process writes TFRecords: output_dir on the chief.
 
     Under multi-worker training only the chief writes to output_dir; every
@@ -439,7 +455,7 @@ def records_dir(trainer):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def dataset_fn(reader, path, global_batch_size, is_training, **reader_args):
+def _dataset_fn(reader, path, global_batch_size, is_training, **reader_args):
     """The input function for Trainer.train / evaluate / predict.
 
     Training shards the records across workers. Evaluation and prediction do
@@ -464,7 +480,7 @@ def dataset_fn(reader, path, global_batch_size, is_training, **reader_args):
     return fn
 
 
-def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_chunks=1,
+def _train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_chunks=1,
                     every_steps=0):
     """Trains to num_train_steps in equal chunks, and at every multiple of every_steps,
     pausing after each.
@@ -476,7 +492,7 @@ def train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_c
 
     Args:
       trainer: The Trainer.
-      train_fn: dataset_fn() of the training records.
+      train_fn: _dataset_fn() of the training records.
       num_train_steps: The last step.
       global_batch_size: Examples per optimizer update.
       num_chunks: How many pauses.
@@ -499,7 +515,8 @@ def predict(trainer, predict_fn, order=None):
 
     Args:
       trainer: The Trainer.
-      predict_fn: dataset_fn() of the records (is_training=False).
+      predict_fn: The input function of the records (is_training=False),
+        as Trainer.inference.predict takes it.
       order: For records written in another order than the input's, the
         input index of each (finetune_data.length_order()); None when the
         records are in input order.
@@ -519,36 +536,30 @@ def predict(trainer, predict_fn, order=None):
     return {name: value[positions] for name, value in predictions.items()}
 
 
-def evaluate(trainer, predict_fn, references, order=None):
-    """The task's official metrics on one dev set.
+def evaluate(trainer, data, split, predict_fn, order=None):
+    """The data's official metrics of the model's predictions on one dev set.
 
     Args:
-      trainer: The Trainer (its task scores).
-      predict_fn: dataset_fn() of the dev records.
-      references: What the task's score() takes (labels, examples, ...).
+      trainer: The Trainer.
+      data: The finetune_data.FinetuneData the split is read from (it scores).
+      split: The dev split, read().
+      predict_fn: The input function of the split's records (is_training=False).
       order: The records' order, as predict() takes it.
 
     Returns:
-      (metrics, predictions): task.score()'s dict, and predict()'s.
+      (metrics, predictions): data.score()'s dict, and predict()'s.
     """
     predictions = predict(trainer, predict_fn, order)
-    return trainer.task.score(predictions, references), predictions
+    return data.score(predictions, data.references(split)), predictions
 
 
-def write_outputs(trainer, predictions, references):
-    """Writes the task's output files of one prediction to output_dir, on the chief.
-
-    Args:
-      trainer: The Trainer (its task and output_dir).
-      predictions: predict()'s dict.
-      references: What the task's write_outputs() takes (examples, ...).
-    """
-    if trainer.is_chief:
-        trainer.task.write_outputs(predictions, references, trainer.output_dir)
-
-
-def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
+def _export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     """Writes the task's raw-text SavedModel from the trained model.
+
+    The export computes under the trainer's inference policy, and is
+    XLA-compiled only when the run's Runtime was asked for XLA
+    (--jit_compile=true; auto and false export without it: served_model.py says
+    why).
 
     Args:
       export_dir: Destination folder; replaced if it exists.
@@ -556,11 +567,6 @@ def export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
       max_seq_length: As in training.
       shapes: One of served_model.SHAPES (--export_shapes).
-
-    The export computes under the trainer's inference policy, and is
-    XLA-compiled only when the run's Runtime was asked for XLA
-    (--jit_compile=true; auto and false export without it: served_model.py says
-    why).
 
     Returns:
       export_dir.
@@ -585,8 +591,7 @@ def start(config):
     Raises:
       FinetuneError: naming the flag or file that does not fit.
     """
-    padding_args(config)  # Refuses group_by_length alone, before any work.
-    check_evaluation_during_training(config)
+    check_config(config)
     try:
         files = model_files.find(config.init_checkpoint, config.bert_config_file,
                                  config.vocab_file, config.do_lower_case, config.max_seq_length)
@@ -617,7 +622,7 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
     Every split the run needs is read and checked before training, so that a
     missing file or a bad row in a dev or test set fails now, not after the
     training. Each split's records are written once, to output_dir on the
-    chief (records_dir()); dev and test records are padded to full batches,
+    chief (_records_dir()); dev and test records are padded to full batches,
     and with dynamic_padding written shortest first (predict() gives their
     predictions back in input order).
     Splits of one data.source() are predicted once, and their output files
@@ -626,19 +631,25 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
     With eval_every_steps, training pauses every that many steps (and at its
     end) to score the first dev split; a best_checkpoint.BestKeeper logs it,
     adds it to eval_history.tsv and TensorBoard's eval summaries, keeps the
-    best model by the task's main metric in output_dir/best, and stops
+    best model by the data's main metric in output_dir/best, and stops
     training once early_stopping_patience evaluations passed without a gain.
     Whenever output_dir's best stands for its run (best_checkpoint.kept_best:
     this run's, or an earlier one's on the same folder), evaluation,
     prediction and export use it, and eval_results.txt gives its step.
 
+    The run goes through its phases in order, each a method of one
+    _FinetuneRun, which keeps what every phase shares (_SplitCache: each
+    split's records and predictions, made once): prepare (checks, reading,
+    the trainer), train (with the evaluations during training), the best
+    model, evaluate, predict, export.
+
     Args:
       config: A FinetuneConfig.
       task: A tasks.Task.
-      data: Its finetune_data.FinetuneData.
+      data: Its finetune_data.FinetuneData, of the same max_seq_length.
       files: start()'s ModelFiles.
       runtime: start()'s run_setup.Runtime.
-      num_chunks: Train in this many equal chunks (train_in_chunks()).
+      num_chunks: Train in this many equal chunks (_train_in_chunks()).
       after_chunk: Called with a TrainingProgress after each chunk, and once
         before training when it starts from step 0; with do_eval, the first
         eval split is scored for it each time (a notebook's progress bar and
@@ -649,46 +660,58 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
       A FinetuneResult.
 
     Raises:
-      FinetuneError: for a training set that makes no step, or an export
-        alone of a folder without a run.
+      FinetuneError: for a training set that makes no step, an export alone
+        of a folder without a run, or a task, data and config of different
+        max_seq_length.
     """
-    check_actions(config)
-    check_evaluation_during_training(config)
-    data.read(splits_to_read(data, config))
-    evaluates_during_training = config.do_train and config.eval_every_steps > 0
-    for split in data.eval_splits if config.do_eval or evaluates_during_training else ():
-        # Before any training or prediction: a file without answers cannot be scored.
-        data.check_scorable(split)
-    num_train_steps, num_warmup_steps = 0, 0
-    if config.do_train:
-        num_train_steps, num_warmup_steps = train_steps(
-            data.num_train_examples(), config.train_batch_size,
-            config.num_train_epochs, config.warmup_proportion)
-    trainer = create_trainer(
-        task, files, runtime,
-        config.training_config(max(num_train_steps, 1), num_warmup_steps, runtime.strategy),
-        run=config, settings=task_settings(task, data, files))
-    if trainer.is_chief:
-        run_checks.remove_stale_eval_results(
-            trainer.output_dir,
-            model_changes=(config.do_train and not config.do_eval
-                           and trainer.global_step < num_train_steps),
-            outputs_change=(data.eval_writes_outputs and config.do_predict
-                            and not config.do_eval))
-    keeper = None
-    if evaluates_during_training:
-        keeper = best_checkpoint.BestKeeper(
-            trainer.output_dir, task.main_metric, config.early_stopping_patience,
-            trainer.global_step, trainer.is_chief, trainer.encoder, trainer.heads)
-    if config.do_train and trainer.is_chief:
-        # Training on in a folder means training on the same data, cut alike.
-        run_dir.check_settings(trainer.output_dir, "training data", data.training_settings(),
-                               resuming=trainer.global_step > 0)
-        data.write_run_files(trainer.output_dir)
-    reader_args = padding_args(config)
-    inputs = {}
+    finetune_run = _FinetuneRun.prepare(config, task, data, files, runtime)
+    with _records_dir(finetune_run.trainer) as folder:
+        finetune_run.cache = _SplitCache(config, task, data, finetune_run.trainer, folder)
+        if config.do_train:
+            finetune_run.train(num_chunks, after_chunk)
+        best = finetune_run.use_best()
+        results = finetune_run.evaluate(best) if config.do_eval else None
+        if config.do_predict:
+            finetune_run.predict()
+    if config.export_dir and finetune_run.trainer.is_chief:
+        _export_model(config.export_dir, finetune_run.trainer, files, config.max_seq_length,
+                      shapes=config.export_shapes)
+    return FinetuneResult(finetune_run.trainer, results,
+                          finetune_run.cache.predicted(splits_to_read(data, config)))
 
-    def input_fn(folder, split, batch_size, is_training):
+
+class _SplitCache:
+    """What a run has made of its splits, each made once: records, predictions, output files.
+
+    A split's records are written to the run's records folder once per
+    batch size (dev and test sets are padded to a multiple of it); a
+    data.source() is predicted once, and its output files written once,
+    whichever of its splits asks first.
+    """
+
+    def __init__(self, config, task, data, trainer, folder):
+        """Starts empty.
+
+        Args:
+          config: The FinetuneConfig (its padding settings).
+          task: The tasks.Task (its record layouts).
+          data: Its finetune_data.FinetuneData.
+          trainer: The Trainer that predicts.
+          folder: Where the records are written (_records_dir()).
+        """
+        self.task = task
+        self.data = data
+        self.trainer = trainer
+        self.folder = folder
+        self.reader_args = _reader_args(config)
+        # {(split, batch_size): (input function, order)}
+        self._inputs = {}
+        # {data.source(split): predict()'s dict}
+        self._predictions = {}
+        # The data.source() of every split whose output files are written.
+        self._written = set()
+
+    def input_fn(self, split, batch_size, is_training):
         """Writes one split's records, once; their input function for the trainer.
 
         With dynamic padding a dev or test split is written from its
@@ -696,46 +719,174 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
         lengths its records share; predict() restores the input order.
 
         Returns:
-          (dataset_fn(), order): order as predict() takes it, None when the
-          records are in input order.
+          (input function, order): order as predict() takes it, None when
+          the records are in input order.
         """
-        if (split, batch_size) not in inputs:
-            path = os.path.join(folder, f"{split}.tf_record")
-            specs = task.feature_specs() if is_training else task.prediction_feature_specs()
-            records = list(data.records(split))
+        if (split, batch_size) not in self._inputs:
+            path = os.path.join(self.folder, f"{split}.tf_record")
+            specs = (self.task.feature_specs() if is_training
+                     else self.task.prediction_feature_specs())
+            records = list(self.data.records(split))
             order = None
-            if not is_training and reader_args["trim_to_multiple_of"]:
+            if not is_training and self.reader_args["trim_to_multiple_of"]:
                 order = finetune_data.length_order(records, specs)
                 records = [records[i] for i in order]
             finetune_data.write_records(path, records, specs, None if is_training else batch_size)
-            inputs[split, batch_size] = (dataset_fn(
+            self._inputs[split, batch_size] = (_dataset_fn(
                 input_pipeline.finetuning_dataset, path, batch_size, is_training,
-                features=specs, **reader_args), order)
-        return inputs[split, batch_size]
+                features=specs, **self.reader_args), order)
+        return self._inputs[split, batch_size]
 
-    predictions, written = {}, set()
-
-    def predict_split(folder, split, batch_size):
+    def predictions(self, split, batch_size):
         """predict() of a split, once per data.source()."""
-        if data.source(split) not in predictions:
-            logging.info("Predicting %s (%s).", data.describe(split), split)
-            predict_fn, order = input_fn(folder, split, batch_size, False)
-            predictions[data.source(split)] = predict(trainer, predict_fn, order)
-        return predictions[data.source(split)]
+        source = self.data.source(split)
+        if source not in self._predictions:
+            logging.info("Predicting %s (%s).", self.data.describe(split), split)
+            predict_fn, order = self.input_fn(split, batch_size, False)
+            self._predictions[source] = predict(self.trainer, predict_fn, order)
+        return self._predictions[source]
 
-    def score_during_training(folder):
-        """The first eval split's metrics of the model as it is now."""
-        split = data.eval_splits[0]
-        predict_fn, order = input_fn(folder, split, config.eval_batch_size, False)
-        metrics, split_predictions = evaluate(trainer, predict_fn, data.references(split),
-                                              order)
-        if trainer.global_step >= num_train_steps:
-            # The final model's: the evaluation after training reuses them,
-            # unless a best model replaces it.
-            predictions[data.source(split)] = split_predictions
+    def score_now(self, split, batch_size, keep):
+        """The split's metrics of the model as it is now, predicted afresh.
+
+        Args:
+          split: An eval split.
+          batch_size: Its batch size.
+          keep: Keep these predictions as the split's (the final model's,
+            which the evaluation after training then reuses).
+
+        Returns:
+          data.score()'s dict.
+        """
+        predict_fn, order = self.input_fn(split, batch_size, False)
+        metrics, predictions = evaluate(self.trainer, self.data, split, predict_fn, order)
+        if keep:
+            self._predictions[self.data.source(split)] = predictions
         return metrics
 
-    def evaluate_if_due(folder):
+    def forget_predictions(self):
+        """Drops every prediction kept: they are not the model's that is now loaded."""
+        self._predictions.clear()
+
+    def write_outputs(self, split):
+        """The data's output files of a split's predictions: once per data.source(), by
+        the chief."""
+        source = self.data.source(split)
+        if source not in self._written:
+            self._written.add(source)
+            if self.trainer.is_chief:
+                self.data.write_outputs(self._predictions[source], self.data.references(split),
+                                        self.trainer.output_dir)
+
+    def predicted(self, splits):
+        """{split: predict()'s dict} of those of the splits that were predicted."""
+        return {split: self._predictions[self.data.source(split)] for split in splits
+                if self.data.source(split) in self._predictions}
+
+
+class _FinetuneRun:
+    """One run of run(), phase by phase; see run().
+
+    Attributes:
+      config, data: run()'s.
+      trainer: The Trainer.
+      num_train_steps, num_warmup_steps: train_steps()' (0, 0 without training).
+      keeper: The best_checkpoint.BestKeeper with eval_every_steps, else None.
+      cache: The run's _SplitCache, once its records folder is known.
+    """
+
+    def __init__(self, config, data, trainer, num_train_steps, num_warmup_steps, keeper):
+        self.config = config
+        self.data = data
+        self.trainer = trainer
+        self.num_train_steps = num_train_steps
+        self.num_warmup_steps = num_warmup_steps
+        self.keeper = keeper
+        self.cache = None
+
+    @classmethod
+    def prepare(cls, config, task, data, files, runtime):
+        """Checks the run, reads its splits and builds the trainer, before any work.
+
+        Returns:
+          A _FinetuneRun.
+        """
+        check_actions(config)
+        check_config(config)
+        _check_lengths(config, task, data)
+        data.read(splits_to_read(data, config))
+        evaluates_during_training = config.do_train and config.eval_every_steps > 0
+        for split in data.eval_splits if config.do_eval or evaluates_during_training else ():
+            # Before any training or prediction: a file without answers cannot be scored.
+            data.check_scorable(split)
+        num_train_steps, num_warmup_steps = 0, 0
+        if config.do_train:
+            num_train_steps, num_warmup_steps = train_steps(
+                data.num_train_examples(), config.train_batch_size,
+                config.num_train_epochs, config.warmup_proportion)
+        trainer = create_trainer(
+            task, files, runtime,
+            config.training_config(max(num_train_steps, 1), num_warmup_steps, runtime.strategy),
+            run=config, settings=_task_settings(task, data, files))
+        if trainer.is_chief:
+            run_checks.remove_stale_eval_results(
+                trainer.output_dir,
+                model_changes=(config.do_train and not config.do_eval
+                               and trainer.global_step < num_train_steps),
+                outputs_change=(data.eval_writes_outputs and config.do_predict
+                                and not config.do_eval))
+        keeper = None
+        if evaluates_during_training:
+            keeper = best_checkpoint.BestKeeper(
+                trainer.output_dir, data.main_metric, config.early_stopping_patience,
+                trainer.global_step, trainer.is_chief, trainer.encoder, trainer.heads)
+        if config.do_train and trainer.is_chief:
+            # Training on in a folder means training on the same data, cut alike.
+            run_dir.check_settings(trainer.output_dir, "training data", data.training_settings(),
+                                   resuming=trainer.global_step > 0)
+            data.write_run_files(trainer.output_dir)
+        return cls(config, data, trainer, num_train_steps, num_warmup_steps, keeper)
+
+    def train(self, num_chunks, after_chunk):
+        """Trains in chunks, evaluating when due and reporting after each; stops early
+        when the keeper says so."""
+        config, data, trainer, keeper = self.config, self.data, self.trainer, self.keeper
+        logging.info("Training on %s: %d steps, %d warmup.", data.describe(data.train_split),
+                     self.num_train_steps, self.num_warmup_steps)
+        micro_batch = config.train_batch_size // config.gradient_accumulation_steps
+        train_fn, _ = self.cache.input_fn(data.train_split, micro_batch, True)
+        if after_chunk and trainer.global_step == 0:
+            self._report(after_chunk, ())
+        self._evaluate_if_due()
+        # A run that stopped early stays stopped when its command runs again.
+        stopped = keeper is not None and keeper.should_stop()
+        chunks = () if stopped else _train_in_chunks(
+            trainer, train_fn, self.num_train_steps, config.train_batch_size, num_chunks,
+            every_steps=config.eval_every_steps)
+        for history in chunks:
+            metrics = self._evaluate_if_due()
+            if after_chunk:
+                self._report(after_chunk, history, metrics)
+            if keeper is not None and keeper.should_stop():
+                stopped = True
+                break
+        if stopped:
+            logging.info("Stopped early at step %d: no gain in %d evaluations, best at "
+                         "step %d.", trainer.global_step, keeper.evaluations_without_gain,
+                         keeper.best.step if keeper.best else 0)
+        if keeper is not None and keeper.best is not None:
+            logging.info("The best model: %s, kept in %s.", keeper.best.describe(),
+                         os.path.dirname(keeper.best.path))
+
+    def _score_first_eval_split(self):
+        """The first eval split's metrics of the model as it is now."""
+        return self.cache.score_now(
+            self.data.eval_splits[0], self.config.eval_batch_size,
+            # The final model's: the evaluation after training reuses them,
+            # unless a best model replaces it.
+            keep=self.trainer.global_step >= self.num_train_steps)
+
+    def _evaluate_if_due(self):
         """With eval_every_steps: scores the model at a step due, and keeps it if best.
 
         Due: a multiple of eval_every_steps, or the last step, not yet
@@ -745,87 +896,70 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
         Returns:
           The metrics, or None when nothing was due.
         """
-        step = trainer.global_step
-        if keeper is None or step == 0 or keeper.evaluated(step):
+        step = self.trainer.global_step
+        if self.keeper is None or step == 0 or self.keeper.evaluated(step):
             return None
-        if step % config.eval_every_steps and step < num_train_steps:
+        if step % self.config.eval_every_steps and step < self.num_train_steps:
             return None
-        metrics = score_during_training(folder)
+        metrics = self._score_first_eval_split()
         try:
-            keeper.record(step, metrics)
+            self.keeper.record(step, metrics)
         except ValueError as e:
             raise FinetuneError(str(e)) from None
-        trainer.write_summaries("eval", metrics)
+        self.trainer.write_summaries("eval", metrics)
         return metrics
 
-    def report(folder, history, metrics=None):
+    def _report(self, after_chunk, history, metrics=None):
         """Calls after_chunk, with the first eval split's metrics when the run evaluates."""
-        if metrics is None and config.do_eval:
-            metrics = score_during_training(folder)
-        after_chunk(TrainingProgress(trainer, num_train_steps, tuple(history), metrics))
+        if metrics is None and self.config.do_eval:
+            metrics = self._score_first_eval_split()
+        after_chunk(TrainingProgress(self.trainer, self.num_train_steps, tuple(history),
+                                     metrics))
 
-    def write_split_outputs(split):
-        """write_outputs() of a split, once per data.source()."""
-        if data.source(split) not in written:
-            written.add(data.source(split))
-            write_outputs(trainer, predictions[data.source(split)], data.references(split))
+    def use_best(self):
+        """Loads the best model kept in output_dir, where it stands for the run.
 
-    with records_dir(trainer) as folder:
-        if config.do_train:
-            logging.info("Training on %s: %d steps, %d warmup.", data.describe(data.train_split),
-                         num_train_steps, num_warmup_steps)
-            micro_batch = config.train_batch_size // config.gradient_accumulation_steps
-            train_fn, _ = input_fn(folder, data.train_split, micro_batch, True)
-            if after_chunk and trainer.global_step == 0:
-                report(folder, ())
-            evaluate_if_due(folder)
-            # A run that stopped early stays stopped when its command runs again.
-            stopped = keeper is not None and keeper.should_stop()
-            chunks = () if stopped else train_in_chunks(
-                trainer, train_fn, num_train_steps, config.train_batch_size, num_chunks,
-                every_steps=config.eval_every_steps)
-            for history in chunks:
-                metrics = evaluate_if_due(folder)
-                if after_chunk:
-                    report(folder, history, metrics)
-                if keeper is not None and keeper.should_stop():
-                    stopped = True
-                    break
-            if stopped:
-                logging.info("Stopped early at step %d: no gain in %d evaluations, best at "
-                             "step %d.", trainer.global_step, keeper.evaluations_without_gain,
-                             keeper.best.step if keeper.best else 0)
-            if keeper is not None and keeper.best is not None:
-                logging.info("The best model: %s, kept in %s.", keeper.best.describe(),
-                             os.path.dirname(keeper.best.path))
+        Returns:
+          The best_checkpoint.Best loaded, or None (the newest model stays).
+        """
+        config, trainer = self.config, self.trainer
         best = None
         if config.do_eval or config.do_predict or config.export_dir:
             best = best_checkpoint.kept_best(trainer.output_dir, trainer.global_step)
         if best is not None:
             best_checkpoint.restore(best, trainer.encoder, trainer.heads)
             # Predictions of the last model, made during training, are not the best's.
-            predictions.clear()
+            self.cache.forget_predictions()
             logging.info("Evaluating, predicting and exporting with the best model, %s, "
                          "from %s (the newest checkpoint, step %d, stays for training on).",
                          best.describe(), os.path.dirname(best.path), trainer.global_step)
-        results = None
-        if config.do_eval:
-            results = {}
-            for split in data.eval_splits:
-                split_predictions = predict_split(folder, split, config.eval_batch_size)
-                if data.eval_writes_outputs:
-                    write_split_outputs(split)
-                metrics = task.score(split_predictions, data.references(split))
-                # Several dev sets (MNLI's matched and mismatched) share one file.
-                prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
-                results.update({prefix + name: value for name, value in metrics.items()})
-            trainer.write_eval_results(results, step=best.step if best else None)
-        for split in data.predict_splits if config.do_predict else ():
-            predict_split(folder, split, config.predict_batch_size)
-            write_split_outputs(split)
-    if config.export_dir and trainer.is_chief:
-        export_model(config.export_dir, trainer, files, config.max_seq_length,
-                     shapes=config.export_shapes)
-    predicted = {split: predictions[data.source(split)] for split in splits_to_read(data, config)
-                 if data.source(split) in predictions}
-    return FinetuneResult(trainer, results, predicted)
+        return best
+
+    def evaluate(self, best):
+        """Scores every eval split and writes eval_results.txt.
+
+        Args:
+          best: use_best()'s, whose step eval_results.txt gives; None: the
+            newest model's.
+
+        Returns:
+          The results, as eval_results.txt holds them (without global_step).
+        """
+        data = self.data
+        results = {}
+        for split in data.eval_splits:
+            split_predictions = self.cache.predictions(split, self.config.eval_batch_size)
+            if data.eval_writes_outputs:
+                self.cache.write_outputs(split)
+            metrics = data.score(split_predictions, data.references(split))
+            # Several dev sets (MNLI's matched and mismatched) share one file.
+            prefix = f"{split}_" if len(data.eval_splits) > 1 else ""
+            results.update({prefix + name: value for name, value in metrics.items()})
+        self.trainer.write_eval_results(results, step=best.step if best else None)
+        return results
+
+    def predict(self):
+        """Predicts every predict split and writes its output files."""
+        for split in self.data.predict_splits:
+            self.cache.predictions(split, self.config.predict_batch_size)
+            self.cache.write_outputs(split)

@@ -2,8 +2,8 @@
 
 Runs fine-tune a tiny BERT (2 layers, hidden 32) on the MRPC fixture (two
 training examples, batches of two: one step per epoch) through
-finetune.run with eval_every_steps. The task's main metric is scripted
-(ScriptedTask), so that which step is best, and when no gain comes, is
+finetune.run with eval_every_steps. The data's main metric is scripted
+(ScriptedData), so that which step is best, and when no gain comes, is
 known in advance; everything else is the real run.
 """
 
@@ -17,13 +17,8 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import finetune, glue
-from bert_tf.tasks import (
-    ClassificationTask,
-    MultipleChoiceTask,
-    QuestionAnsweringTask,
-    TaggingTask,
-)
+from bert_tf import conll, finetune, glue, squad, swag
+from bert_tf.tasks import ClassificationTask
 from bert_tf.training import best_checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -32,17 +27,15 @@ MRPC = os.path.join(FIXTURES, "glue", "MRPC")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 
 
-class ScriptedTask(ClassificationTask):
-    """MRPC classification whose main metric takes given values, one per score() call.
+class ScriptedData(glue.GlueData):
+    """MRPC data whose main metric takes given values, one per score() call.
 
     Once the values are used up, score() is the real one. Each call's
     predictions are kept, to compare the models that made them.
     """
 
-    def __init__(self, values):
-        processor = glue.get_processor("MRPC")
-        super().__init__(2, glue_task=processor.name, sentence_pairs=True, max_seq_length=32,
-                         label_list=processor.get_labels())
+    def __init__(self, values, tokenizer):
+        super().__init__(glue.get_processor("MRPC"), tokenizer, 32, data_dir=MRPC)
         self.values = list(values)
         self.scored = []
 
@@ -60,16 +53,17 @@ def checkpoint(tmp_path_factory):
 
 
 def fine_tune(checkpoint, output_dir, values, **settings):
-    """finetune.run on MRPC with a ScriptedTask; returns (task, FinetuneResult)."""
+    """finetune.run on MRPC with ScriptedData; returns (data, FinetuneResult)."""
     config = finetune.FinetuneConfig(
         output_dir=str(output_dir), init_checkpoint=checkpoint, max_seq_length=32,
         do_train=True, train_batch_size=2, eval_batch_size=2, predict_batch_size=2,
         learning_rate=1e-3, jit_compile=False, seed=1, mixed_precision="float32", **settings)
     files, runtime = finetune.start(config)
-    task = ScriptedTask(values)
-    data = glue.GlueData(glue.get_processor("MRPC"), files.tokenizer(), config.max_seq_length,
-                         data_dir=MRPC)
-    return task, finetune.run(config, task, data, files, runtime)
+    processor = glue.get_processor("MRPC")
+    task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.max_seq_length,
+                              label_list=processor.get_labels())
+    data = ScriptedData(values, files.tokenizer())
+    return data, finetune.run(config, task, data, files, runtime)
 
 
 def history_steps(output_dir):
@@ -80,7 +74,7 @@ def test_the_best_model_is_kept_and_evaluated_predicted_and_exported(checkpoint,
     output_dir, export_dir = tmp_path / "output", tmp_path / "export"
     # 6 steps, evaluated at 2, 4 and 6: the best is step 4's.
     scripted = [0.2, 0.9, 0.4]
-    task, result = fine_tune(checkpoint, output_dir, scripted, num_train_epochs=6.0,
+    data, result = fine_tune(checkpoint, output_dir, scripted, num_train_epochs=6.0,
                              eval_every_steps=2, do_eval=True, do_predict=True,
                              export_dir=str(export_dir))
     assert result.trainer.global_step == 6
@@ -92,7 +86,7 @@ def test_the_best_model_is_kept_and_evaluated_predicted_and_exported(checkpoint,
     assert best["step"] == history[int(np.argmax([row["f1"] for row in history]))]["step"] == 4
     assert (best["metric"], best["value"]) == ("f1", 0.9)
     # The final evaluation scored step 4's model, not step 6's, and says so.
-    at_step_4, at_step_6, final = task.scored[1], task.scored[2], task.scored[3]
+    at_step_4, at_step_6, final = data.scored[1], data.scored[2], data.scored[3]
     np.testing.assert_allclose(final, at_step_4, atol=1e-6)
     assert not np.allclose(final, at_step_6, atol=1e-4)
     with open(output_dir / "eval_results.txt", encoding="utf-8") as f:
@@ -133,8 +127,8 @@ def test_early_stopping_stops_stays_stopped_and_a_resumed_run_keeps_the_best(
     assert stopped in caplog.messages
     # The same command again: stopped it stays, with nothing trained or evaluated.
     caplog.clear()
-    task, result = fine_tune(checkpoint, output_dir, [0.5] * 8, **stopping)
-    assert result.trainer.global_step == 3 and task.scored == []
+    data, result = fine_tune(checkpoint, output_dir, [0.5] * 8, **stopping)
+    assert result.trainer.global_step == 3 and data.scored == []
     assert stopped in caplog.messages
     # Without early stopping it trains on, and the best so far is read back: step 4's
     # 0.4 does not beat step 1's 0.5; step 5's 0.9 does.
@@ -151,7 +145,7 @@ def test_settings_that_cannot_work_are_refused(checkpoint, tmp_path):
         fine_tune(checkpoint, tmp_path, [], early_stopping_patience=2)
     with pytest.raises(finetune.FinetuneError, match="--eval_every_steps evaluates during "
                        "training: add --do_train"):
-        finetune.check_evaluation_during_training(finetune.FinetuneConfig(
+        finetune.check_config(finetune.FinetuneConfig(
             output_dir=str(tmp_path), do_eval=True, eval_every_steps=2))
 
 
@@ -160,18 +154,17 @@ def test_settings_that_cannot_work_are_refused(checkpoint, tmp_path):
     ("SST-2", "eval_accuracy"), ("MNLI", "eval_accuracy")])
 def test_each_glue_tasks_main_metric_is_one_of_its_scores(task_name, metric):
     processor = glue.get_processor(task_name)
-    task = ClassificationTask(len(processor.get_labels()), processor.is_regression,
-                              glue_task=processor.name)
-    assert task.main_metric == metric
+    data = glue.GlueData(processor, None, 128)
+    assert data.main_metric == metric
     labels = np.array([0.5, 2.0, 4.5]) if processor.is_regression else np.array([0, 1, 1])
     predictions = (np.array([1.0, 2.5, 4.0]) if processor.is_regression
                    else np.full((3, len(processor.get_labels())), 1 / 3))
-    assert metric in task.score({"predictions": predictions},
+    assert metric in data.score({"predictions": predictions},
                                 glue.GlueReferences(labels, None, "dev"))
 
 
 def test_each_familys_main_metric():
-    assert ClassificationTask(3).main_metric == "eval_accuracy"
-    assert QuestionAnsweringTask(128).main_metric == "f1"
-    assert TaggingTask(["O", "B-PER"], 32).main_metric == "eval_f1"
-    assert MultipleChoiceTask(4, 32).main_metric == "eval_accuracy"
+    assert glue.GlueData(glue.get_processor("SST-2"), None, 128).main_metric == "eval_accuracy"
+    assert squad.SquadData(squad.SquadSettings(128), None).main_metric == "f1"
+    assert conll.ConllData(conll.ConllSettings(32), None).main_metric == "eval_f1"
+    assert swag.SwagData(swag.SwagSettings(32, 4), None).main_metric == "eval_accuracy"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf import conll
 from bert_tf.model import checkpoints
 from bert_tf.model.checkpoint_names import FORMATS, encoder_weight_names
 from bert_tf.model.checkpoints import CheckpointError
@@ -299,7 +300,7 @@ def test_hf_conversion_names_the_class_labels_and_tokenizer(tmp_path, tiny_confi
     assert (tmp_path / "hf" / "vocab.txt").exists()
 
     # A tagging run's folder says token classification; the weights alone cannot.
-    tags = TaggingTask(["O", "B-PER", "I-PER"])
+    tags = TaggingTask(["O", "B-PER", "I-PER"], conll.ConllSettings())
     (run / checkpoints.HF_SETTINGS_FILE).write_text(json.dumps({"config": tags.hf_task_config()}))
     checkpoints.convert(str(run / "model"), str(tmp_path / "ner"), "hf", head_types())
     config = json.loads((tmp_path / "ner" / "config.json").read_text())

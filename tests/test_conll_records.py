@@ -12,6 +12,8 @@ from bert_tf.records.record_specs import tagging_features
 from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
+# Records of 8 tokens, long sentences cut into windows 3 pieces apart.
+SETTINGS = conll.ConllSettings(8, 3)
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +140,7 @@ def test_conll_data_takes_its_tags_from_train_and_keeps_them_for_later_runs(toke
     data_dir = _conll_dir(tmp_path / "data")
     output_dir = tmp_path / "run"
     output_dir.mkdir()
-    data = conll.ConllData(tokenizer, 8, 3, str(data_dir), output_dir=str(output_dir))
+    data = conll.ConllData(SETTINGS, tokenizer, str(data_dir), output_dir=str(output_dir))
     data.read(["train", "valid", "predict"])
     assert data.labels() == ["O", "B-PER", "I-PER"]
     assert data.path("valid") == str(data_dir / "dev.txt")
@@ -151,27 +153,27 @@ def test_conll_data_takes_its_tags_from_train_and_keeps_them_for_later_runs(toke
     assert [list(s.words) for s in references.sentences] == [["the", "king"]]
     data.write_run_files(str(output_dir))
 
-    later = conll.ConllData(tokenizer, 8, 3, str(data_dir), output_dir=str(output_dir))
+    later = conll.ConllData(SETTINGS, tokenizer, str(data_dir), output_dir=str(output_dir))
     later.read(["predict"])
     assert later.labels() == ["O", "B-PER", "I-PER"]
 
 
 def test_conll_data_reads_a_split_once_and_names_a_foreign_dev_tag(tokenizer, tmp_path):
     data_dir = _conll_dir(tmp_path)
-    data = conll.ConllData(tokenizer, 8, 3, str(data_dir), labels=["O", "B-PER", "I-PER"])
+    data = conll.ConllData(SETTINGS, tokenizer, str(data_dir), labels=["O", "B-PER", "I-PER"])
     data.read(["train"])
     windows = data.windows["train"]
     data.read(["train"])
     assert data.windows["train"] is windows
     with pytest.raises(conll.ConllDataError, match=r"train\.txt:2: tag 'I-PER'"):
-        conll.ConllData(tokenizer, 8, 3, str(data_dir), labels=["O", "B-PER"]).read(
+        conll.ConllData(SETTINGS, tokenizer, str(data_dir), labels=["O", "B-PER"]).read(
             ["valid", "train"])
-    assert conll.ConllData(tokenizer, 8, 3, str(data_dir), predict_file=str(
+    assert conll.ConllData(SETTINGS, tokenizer, str(data_dir), predict_file=str(
         data_dir / "train.txt")).source("predict") == data.source("train")
 
 
 def test_conll_data_lets_the_training_windows_go_once_they_are_written(tokenizer, tmp_path):
-    data = conll.ConllData(tokenizer, 8, 3, str(_conll_dir(tmp_path)))
+    data = conll.ConllData(SETTINGS, tokenizer, str(_conll_dir(tmp_path)))
     data.read(["train", "valid"])
     records = data.records("train")
     assert "train" not in data.windows
@@ -184,8 +186,15 @@ def test_conll_data_lets_the_training_windows_go_once_they_are_written(tokenizer
 
 
 def test_conll_data_without_tags_or_a_training_run_says_what_to_give(tokenizer, tmp_path):
-    data = conll.ConllData(tokenizer, 8, 3, str(_conll_dir(tmp_path)),
+    data = conll.ConllData(SETTINGS, tokenizer, str(_conll_dir(tmp_path)),
                            output_dir=str(tmp_path / "run"))
     data.read(["predict"])  # Its tags are not read: no label list needed yet.
     with pytest.raises(ValueError, match="label_list.txt from a training run: give --labels"):
         data.labels()
+
+
+def test_settings_fill_in_half_a_window_and_refuse_a_stride_that_does_not_fit():
+    assert conll.ConllSettings(128).window_stride == 63
+    assert conll.ConllSettings(128, window_stride=10).window_stride == 10
+    with pytest.raises(ValueError, match=r"^--window_stride=127 must be in 1\.\.126 "):
+        conll.ConllSettings(128, window_stride=127)

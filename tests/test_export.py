@@ -17,8 +17,8 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from bert_tf.model.config import BertConfig
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.model.modeling import BertModel
-from bert_tf.serving import export, export_runner
-from bert_tf.tasks import ClassificationTask
+from bert_tf.serving import classification, export, export_runner, task_serving
+from bert_tf.tasks import ClassificationTask, PretrainingTask
 from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -278,3 +278,13 @@ def test_loading_an_export_logs_no_warning(exported):
         for logger in loggers:
             logger.removeHandler(handler)
     assert [record.getMessage() for record in records] == []
+
+
+def test_a_task_is_served_by_its_familys_module_or_refused():
+    class LabelledClassification(ClassificationTask):
+        pass
+
+    assert task_serving.for_task(LabelledClassification(2)) is classification
+    assert classification.TOOL == "predict_text.py"
+    with pytest.raises(NotImplementedError, match="PretrainingTask has no raw-text export"):
+        task_serving.for_task(PretrainingTask())

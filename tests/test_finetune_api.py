@@ -33,26 +33,28 @@ WORDS = [w for w in tokenization.load_vocab(VOCAB)
 FAMILIES = {
     "classification": ("""
         processor = glue.get_processor("MRPC")
-        task = ClassificationTask(len(processor.get_labels()), glue_task=processor.name,
-                                  sentence_pairs=True, max_seq_length=config.max_seq_length,
+        task = ClassificationTask(len(processor.get_labels()), sentence_pairs=True,
+                                  max_seq_length=config.max_seq_length,
                                   label_list=processor.get_labels())
         data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length,
                              data_dir=DATA)
         """, "eval_accuracy"),
     "question_answering": ("""
-        task = QuestionAnsweringTask(config.max_seq_length, doc_stride=16, max_query_length=8)
-        data = squad.SquadData(files.tokenizer(), config.max_seq_length, doc_stride=16,
-                               max_query_length=8, train_file=DATA, predict_file=DATA)
+        settings = squad.SquadSettings(max_seq_length=config.max_seq_length, doc_stride=16,
+                                       max_query_length=8)
+        task = QuestionAnsweringTask(settings)
+        data = squad.SquadData(settings, files.tokenizer(), train_file=DATA, predict_file=DATA)
         """, "f1"),
     "tagging": ("""
-        data = conll.ConllData(files.tokenizer(), config.max_seq_length, stride=8,
-                               data_dir=DATA)
+        settings = conll.ConllSettings(config.max_seq_length, window_stride=8)
+        data = conll.ConllData(settings, files.tokenizer(), data_dir=DATA)
         data.read(finetune.splits_to_read(data, config))  # the tags come from train.txt
-        task = TaggingTask(data.labels(), config.max_seq_length, window_stride=8)
+        task = TaggingTask(data.labels(), settings)
         """, "eval_f1"),
     "multiple_choice": ("""
-        task = MultipleChoiceTask(4, config.max_seq_length)
-        data = swag.SwagData(DATA, files.tokenizer(), config.max_seq_length, 4)
+        settings = swag.SwagSettings(config.max_seq_length, num_choices=4)
+        task = MultipleChoiceTask(settings)
+        data = swag.SwagData(settings, files.tokenizer(), DATA)
         """, "eval_accuracy"),
 }
 
@@ -138,8 +140,7 @@ def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
         mixed_precision="float32")
     files, runtime = finetune.start(config)
     processor = glue.get_processor("MRPC")
-    task = ClassificationTask(2, glue_task=processor.name, sentence_pairs=True,
-                              max_seq_length=config.max_seq_length,
+    task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.max_seq_length,
                               label_list=processor.get_labels())
     data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length,
                          data_dir=os.path.join(FIXTURES, "glue", "MRPC"))
@@ -184,10 +185,10 @@ def test_dynamic_padding_predicts_shortest_first_and_returns_input_order(checkpo
         num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1,
         dynamic_padding=True)
     files, runtime = finetune.start(config)
-    data = conll.ConllData(files.tokenizer(), config.max_seq_length, stride=8,
-                           data_dir=str(folder))
+    settings = conll.ConllSettings(config.max_seq_length, window_stride=8)
+    data = conll.ConllData(settings, files.tokenizer(), data_dir=str(folder))
     data.read(finetune.splits_to_read(data, config))
-    task = TaggingTask(data.labels(), config.max_seq_length, window_stride=8)
+    task = TaggingTask(data.labels(), settings)
     result = finetune.run(config, task, data, files, runtime)
     spec = {"input_mask": tf.io.FixedLenFeature([32], tf.int64),
             "sentence_index": tf.io.FixedLenFeature([1], tf.int64)}
@@ -197,3 +198,14 @@ def test_dynamic_padding_predicts_shortest_first_and_returns_input_order(checkpo
     assert [int(r["input_mask"].numpy().sum()) for r in written] == [4, 5, 7, 9, 0, 0]
     assert [int(r["sentence_index"][0]) for r in written] == [1, 3, 0, 2, 0, 0]
     assert result.predictions["valid"]["sentence_index"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_task_or_data_of_another_max_seq_length_is_refused_before_any_work(tmp_path):
+    config = finetune.FinetuneConfig(output_dir=str(tmp_path / "output"), do_train=True,
+                                     max_seq_length=32)
+    data = glue.GlueData(glue.get_processor("MRPC"), None, 32,
+                         data_dir=os.path.join(FIXTURES, "glue", "MRPC"))
+    with pytest.raises(finetune.FinetuneError, match="^max_seq_length differs: 32 in the "
+                       "config, 64 in ClassificationTask, 32 in GlueData"):
+        finetune.run(config, ClassificationTask(2, max_seq_length=64), data, None, None)
+    assert not (tmp_path / "output").exists()

@@ -51,7 +51,7 @@ def _write(path, records, task):
 
 
 def test_records_come_back_as_batch_choices_seq_with_padding_cut_from_every_choice(tmp_path):
-    task = MultipleChoiceTask(CHOICES, SEQ)
+    task = MultipleChoiceTask(swag.SwagSettings(SEQ, CHOICES))
     records = _records(8, seed=0)
     path = str(tmp_path / "train.tfrecord")
     _write(path, records, task)
@@ -97,9 +97,12 @@ class GeneratedQuestions(finetune_data.FinetuneData):
         return {"train_questions": self.sizes["train"]}
 
     def references(self, split):
-        # MultipleChoiceTask.score() takes the right choices, as SWAG's data gives them.
+        # The right choices, as SWAG's data gives them.
         return swag.SwagReferences([record["label_ids"][0] for record in self.splits[split]],
                                    examples=[])
+
+    def score(self, predictions, references):
+        return swag.choice_scores(predictions["predictions"], references.labels)
 
 
 def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(tmp_path):
@@ -117,7 +120,7 @@ def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(t
         dynamic_padding=True, seed=1)
     files, runtime = finetune.start(run)
     data = GeneratedQuestions({"train": 256, "dev": 64})
-    finetune.run(run, MultipleChoiceTask(CHOICES, SEQ), data, files, runtime)
+    finetune.run(run, MultipleChoiceTask(swag.SwagSettings(SEQ, CHOICES)), data, files, runtime)
 
     with open(os.path.join(output_dir, "eval_results.txt"), encoding="utf-8") as f:
         results = dict(line.strip().split(" = ") for line in f)

@@ -1,4 +1,5 @@
-"""Tests for heads.SpanHead and bert_tf/tasks/question_answering.py.
+"""Tests for heads.SpanHead, bert_tf/tasks/question_answering.py, squad.SquadSettings and
+SquadData's scores, and bert_tf/serving/question_answering.py.
 
 The head's names in the three checkpoint formats, the loss, span decoding,
 scoring on hand-made logits, and the serving module's offsets (with a stub
@@ -18,7 +19,8 @@ from bert_tf import squad
 from bert_tf.model import checkpoints
 from bert_tf.model.heads import SpanHead, head_types
 from bert_tf.model.modeling import BertModel
-from bert_tf.tasks import QuestionAnsweringTask, question_answering
+from bert_tf.serving import question_answering
+from bert_tf.tasks import QuestionAnsweringTask
 from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
@@ -102,7 +104,7 @@ def test_pretrained_checkpoint_leaves_the_span_head_new(tmp_path, tiny_config):
 
 
 def test_loss_is_the_mean_start_and_end_cross_entropy_of_real_records():
-    task = QuestionAnsweringTask(max_seq_length=6, max_query_length=2)
+    task = QuestionAnsweringTask(squad.SquadSettings(max_seq_length=6, max_query_length=2))
     start = tf.random.normal([3, 6], seed=1)
     end = tf.random.normal([3, 6], seed=2)
     features = {"start_positions": tf.constant([[2], [0], [5]]),
@@ -119,7 +121,7 @@ def test_loss_is_the_mean_start_and_end_cross_entropy_of_real_records():
 
 
 def test_prediction_records_lack_the_answer_positions():
-    task = QuestionAnsweringTask(max_seq_length=8, max_query_length=2)
+    task = QuestionAnsweringTask(squad.SquadSettings(max_seq_length=8, max_query_length=2))
     training = {spec.name for spec in task.feature_specs()}
     prediction = {spec.name for spec in task.prediction_feature_specs()}
     assert training - prediction == {"start_positions", "end_positions"}
@@ -127,7 +129,7 @@ def test_prediction_records_lack_the_answer_positions():
 
 
 def test_predictions_are_padded_back_to_max_seq_length():
-    task = QuestionAnsweringTask(max_seq_length=8, max_query_length=2)
+    task = QuestionAnsweringTask(squad.SquadSettings(max_seq_length=8, max_query_length=2))
     features = {"unique_ids": tf.constant([[5], [6]]), "is_real_example": tf.constant([[1], [0]])}
     logits = tf.ones([2, 5])
     out = task.predictions(features, {"start_logits": logits, "end_logits": logits * 2})
@@ -143,7 +145,7 @@ def test_predictions_are_padded_back_to_max_seq_length():
 ])
 def test_lengths_that_leave_no_room_are_refused(arguments, message):
     with pytest.raises(ValueError, match=message):
-        QuestionAnsweringTask(**arguments)
+        squad.SquadSettings(**arguments)
 
 
 def test_best_spans_keep_start_before_end_inside_the_context():
@@ -202,13 +204,14 @@ def test_score_runs_the_official_metrics_on_the_chosen_answers(tmp_path, version
         examples, tokenizer, max_seq_length=24, doc_stride=6, max_query_length=8,
         is_training=True)
     assert len({f.example_index for f in features}) < len(features)  # several windows
-    task = QuestionAnsweringTask(max_seq_length=24, version_2_with_negative=version_2,
-                                 max_query_length=8)
+    data = squad.SquadData(squad.SquadSettings(max_seq_length=24,
+                                               version_2_with_negative=version_2,
+                                               max_query_length=8), tokenizer)
     output_dir = tmp_path / "out"
     output_dir.mkdir()
     references = squad.SquadReferences(examples, features, path)
-    metrics = task.score(_gold_logits(features, 24), references)
-    task.write_outputs(_gold_logits(features, 24), references, str(output_dir))
+    metrics = data.score(_gold_logits(features, 24), references)
+    data.write_outputs(_gold_logits(features, 24), references, str(output_dir))
     predictions = json.loads((output_dir / "predictions.json").read_text())
     assert predictions["q1"] == "the first house" and predictions["q3"] == "his first car"
     assert (output_dir / "nbest_predictions.json").exists()

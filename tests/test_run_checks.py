@@ -89,7 +89,8 @@ def test_a_squad_file_without_answers_cannot_be_scored(tmp_path):
     path = tmp_path / "test.json"
     path.write_text(json.dumps({"data": [{"title": "t", "paragraphs": [
         {"context": "a b c", "qas": [{"id": "q1", "question": "a?"}]}]}]}))
-    data = squad.SquadData(None, 32, 8, 8, predict_file=str(path))
+    settings = squad.SquadSettings(max_seq_length=32, doc_stride=8, max_query_length=8)
+    data = squad.SquadData(settings, None, predict_file=str(path))
     with pytest.raises(squad.SquadDataError, match=(
             f"^--do_eval: {path} cannot be scored: question 'q1' .* has no 'answers' to score "
             "against; drop --do_eval to only predict$")):

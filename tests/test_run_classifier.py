@@ -461,7 +461,8 @@ def test_a_failure_during_eval_leaves_no_results_file(
             raise RuntimeError("interrupted")
         return metrics(*args)
 
-    monkeypatch.setattr(glue, "evaluation_metrics", failing_on_the_second_split)
+    # GlueData.score (glue/records.py) scores each dev split with it.
+    monkeypatch.setattr(glue.records, "evaluation_metrics", failing_on_the_second_split)
     output_dir = tmp_path / "output"
     with pytest.raises(RuntimeError, match="interrupted"):
         run_main("--task_name=MNLI", "--do_eval", "--allow_random_weights",

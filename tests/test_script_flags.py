@@ -81,7 +81,7 @@ def test_group_by_length_without_dynamic_padding_is_refused():
     config = script_flags.finetune_config(_finetune_flags("--output_dir=/tmp/run",
                                                           "--group_by_length"))
     with pytest.raises(finetune.FinetuneError, match="only saves work with --dynamic_padding"):
-        finetune.padding_args(config)
+        finetune.check_config(config)
 
 
 def test_run_pretraining_flags_become_its_training_config():

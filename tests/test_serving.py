@@ -16,8 +16,8 @@ from bert_tf.model.config import BertConfig
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.model.modeling import BertModel
 from bert_tf.serving import served_model
-from bert_tf.tasks.classification import ClassificationServingModule
-from bert_tf.tasks.tagging import TaggingServingModule
+from bert_tf.serving.classification import ClassificationServingModule
+from bert_tf.serving.tagging import TaggingServingModule
 from bert_tf.text import text_ops, tokenization
 
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",

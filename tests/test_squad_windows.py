@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf import squad
 from bert_tf.records import finetune_data, input_pipeline
 from bert_tf.records.record_specs import question_answering_features
 from bert_tf.squad import reading, records, windows
@@ -276,8 +277,9 @@ def test_squad_data_counts_an_epoch_and_lets_the_training_windows_go(tokenizer, 
     train = _squad_file(tmp_path / "train.json", {"a": "gallon", "b": "store", "c": "man"})
     dev = _squad_file(tmp_path / "dev.json", {"d": "gallon"})
     # 12 tokens a window, 4 of them context: 3 questions x 4 windows.
-    data = records.SquadData(tokenizer, 12, 3, 4, train_file=train, predict_file=dev,
-                             epoch_unit=epoch_unit)
+    settings = squad.SquadSettings(max_seq_length=12, doc_stride=3, max_query_length=4)
+    data = squad.SquadData(settings, tokenizer, train_file=train, predict_file=dev,
+                           epoch_unit=epoch_unit)
     data.read(["train", "eval"])
     data.read(["train"])  # Read once.
     assert data.num_train_examples() == per_epoch
@@ -294,5 +296,6 @@ def test_squad_data_counts_an_epoch_and_lets_the_training_windows_go(tokenizer, 
 def test_squad_data_refuses_a_predict_file_without_questions(tokenizer, tmp_path):
     path = tmp_path / "empty.json"
     path.write_text(json.dumps({"version": "1.1", "data": []}), encoding="utf-8")
+    settings = squad.SquadSettings(max_seq_length=12, doc_stride=3, max_query_length=4)
     with pytest.raises(ValueError, match="empty.json: no question to predict"):
-        records.SquadData(tokenizer, 12, 3, 4, predict_file=str(path)).read(["eval"])
+        squad.SquadData(settings, tokenizer, predict_file=str(path)).read(["eval"])

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from bert_tf import swag
-from bert_tf.tasks import MultipleChoiceTask
 from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
@@ -129,12 +128,12 @@ def test_scores_and_the_predictions_file(tmp_path):
     probabilities = np.array([[0.7, 0.1, 0.1, 0.1], [0.2, 0.1, 0.3, 0.4],
                               [0.1, 0.1, 0.6, 0.2]])
     references = swag.SwagReferences([e.label for e in examples], examples)
-    task = MultipleChoiceTask(4)
-    scores = task.score({"predictions": probabilities}, references)
+    data = swag.SwagData(swag.SwagSettings(num_choices=4), None, SWAG)
+    scores = data.score({"predictions": probabilities}, references)
     # Labels 0, 1, 2: the first and the last are chosen right.
     assert scores["eval_accuracy"] == pytest.approx(2 / 3)
     assert scores["eval_loss"] == pytest.approx(-np.mean(np.log([0.7, 0.1, 0.6])))
-    task.write_outputs({"predictions": probabilities}, references, str(tmp_path))
+    data.write_outputs({"predictions": probabilities}, references, str(tmp_path))
     with open(tmp_path / swag.PREDICTIONS_FILE, encoding="utf-8", newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == ["id", "prediction", "ending", "probability0", "probability1",
@@ -142,3 +141,9 @@ def test_scores_and_the_predictions_file(tmp_path):
     assert rows[2] == ["1", "3", examples[1].endings[3], "0.200000", "0.100000", "0.300000",
                        "0.400000"]
     assert len(rows) == 4
+
+
+def test_settings_refuse_fewer_than_two_endings():
+    assert swag.SwagSettings().num_choices == 4
+    with pytest.raises(ValueError, match="^--num_choices=1 must be at least 2$"):
+        swag.SwagSettings(num_choices=1)

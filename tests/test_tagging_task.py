@@ -1,4 +1,5 @@
-"""Tests for bert_tf/tasks/tagging.py: loss, assembly of word predictions, scoring, serving."""
+"""Tests for token tagging: the task's loss (tasks/tagging.py), the assembly of word predictions
+and the scores (conll.ConllData), serving (serving/tagging.py)."""
 
 import os
 
@@ -8,7 +9,8 @@ import tensorflow as tf
 
 from bert_tf import conll
 from bert_tf.model.heads import ClassifierHead
-from bert_tf.tasks import TaggingTask, tagging
+from bert_tf.serving import tagging
+from bert_tf.tasks import TaggingTask
 from bert_tf.text import text_ops
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
@@ -24,7 +26,7 @@ def test_classifier_head_tags_every_token(tiny_config):
 
 
 def test_loss_counts_scored_positions_only():
-    task = TaggingTask(LABELS, max_seq_length=4)
+    task = TaggingTask(LABELS, conll.ConllSettings(max_seq_length=4))
     logits = tf.random.normal([2, 4, 5], seed=1)
     features = {"label_ids": tf.constant([[0, 1, 2, 0], [0, 3, 0, 0]]),
                 "label_weights": tf.constant([[0, 1, 1, 0], [0, 1, 0, 0]], tf.float32)}
@@ -50,7 +52,7 @@ def _window_predictions():
 
 
 def test_word_predictions_gather_each_word_from_its_window():
-    tag_ids, scores = tagging.word_predictions(_window_predictions(), [3, 2])
+    tag_ids, scores = conll.word_predictions(_window_predictions(), [3, 2])
     assert [ids.tolist() for ids in tag_ids] == [[1, 2, 3], [3, 4]]
     np.testing.assert_allclose(scores[0], [.9, .8, .7])
 
@@ -58,11 +60,11 @@ def test_word_predictions_gather_each_word_from_its_window():
 def test_word_predictions_refuse_a_missing_or_double_prediction():
     predictions = _window_predictions()
     with pytest.raises(ValueError, match="sentence 0, word 2: no prediction"):
-        tagging.word_predictions(dict(predictions, label_weights=predictions[
+        conll.word_predictions(dict(predictions, label_weights=predictions[
             "label_weights"] * np.array([[1], [0], [1]])), [3, 2])
     doubled = dict(predictions, word_ids=np.array([[0, 0, 1, 0], [0, 0, 1, 0], [0, 0, 1, 0]]))
     with pytest.raises(ValueError, match="sentence 0, word 1: predicted twice"):
-        tagging.word_predictions(doubled, [3, 2])
+        conll.word_predictions(doubled, [3, 2])
 
 
 def _sentences(path):
@@ -73,11 +75,11 @@ def _sentences(path):
 
 
 def test_score_is_conlleval_entity_f1_of_the_words(tmp_path):
-    task = TaggingTask(LABELS)
+    data = conll.ConllData(conll.ConllSettings(), None, labels=LABELS)
     references = [["B-LOC", "I-LOC", "O"], ["B-PER", "I-PER"]]
     sentences = _sentences(tmp_path / "valid.txt")
     assert [list(s.tags) for s in sentences] == references
-    metrics = task.score(_window_predictions(), conll.ConllReferences(sentences))
+    metrics = data.score(_window_predictions(), conll.ConllReferences(sentences))
     predicted = [["B-LOC", "I-LOC", "B-PER"], ["B-PER", "I-PER"]]
     expected = conll.entity_scores(references, predicted)
     assert metrics["eval_f1"] == pytest.approx(expected["f1"])
@@ -92,7 +94,8 @@ def test_outputs_are_the_file_with_a_predicted_tag_column(tmp_path):
     references = conll.ConllReferences(_sentences(path), str(path))
     output_dir = tmp_path / "out"
     output_dir.mkdir()
-    TaggingTask(LABELS).write_outputs(_window_predictions(), references, str(output_dir))
+    conll.ConllData(conll.ConllSettings(), None, labels=LABELS).write_outputs(
+        _window_predictions(), references, str(output_dir))
     assert (output_dir / "test_predictions.txt").read_text(encoding="utf-8") == (
         "Rio NNP B-LOC B-LOC\nGrande NNP I-LOC I-LOC\nflows VBZ O B-PER\n\n"
         "Ana NNP B-PER B-PER\nLima NNP I-PER I-PER\n")

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.serving.text_input: the texts of predict_text.py and predict_entities.py."""
+"""Tests for bert_tf.cli.text_input: the texts of predict_text.py and predict_entities.py."""
 
 import io
 import logging
@@ -6,7 +6,7 @@ import logging
 import pytest
 from absl import app
 
-from bert_tf.serving import text_input
+from bert_tf.cli import text_input
 
 PAIR = ("text_a", "text_b")
 

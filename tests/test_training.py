@@ -295,7 +295,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
 def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
     """Fine-tuning scores through predictions and score(); Trainer.evaluate says so."""
     trainer = training_loop.Trainer(
-        ClassificationTask(2, glue_task="sst-2"), config,
+        ClassificationTask(2), config,
         run_setup.Runtime.resolve(tf.distribute.get_strategy()),
         run_setup.TrainingConfig(str(tmp_path), num_train_steps=10))
     examples = {"input_ids": np.full((4, SEQ), 7, np.int32),

@@ -30,6 +30,7 @@ import tensorflow as tf
 from absl import app, flags
 
 from bench import arguments, minilm
+from bert_tf import conll, squad
 from bert_tf.model import checkpoints, model_files
 from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
@@ -42,9 +43,10 @@ TEXT = "The Normans lived in Normandy."
 TASKS = {
     "classifier": (ClassificationTask(3, label_list=["contradiction", "entailment", "neutral"]),
                    "AutoModelForSequenceClassification"),
-    "tagger": (TaggingTask(["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]),
+    "tagger": (TaggingTask(["O", "B-PER", "I-PER", "B-LOC", "I-LOC"], conll.ConllSettings()),
                "AutoModelForTokenClassification"),
-    "span": (QuestionAnsweringTask(128), "AutoModelForQuestionAnswering"),
+    "span": (QuestionAnsweringTask(squad.SquadSettings(max_seq_length=128)),
+             "AutoModelForQuestionAnswering"),
 }
 
 # Run under --hf_python: loads each folder, prints its logits' difference.

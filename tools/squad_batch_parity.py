@@ -49,7 +49,7 @@ def bert_tf_side(out):
     batch["is_real_example"] = np.ones((len(windows), 1), np.int32)
     config = dataclasses.replace(files.bert_config, hidden_dropout_prob=0.0,
                                  attention_probs_dropout_prob=0.0)
-    task = QuestionAnsweringTask(SEQ)
+    task = QuestionAnsweringTask(squad.SquadSettings(max_seq_length=SEQ))
     encoder = BertModel(config)
     heads = task.create_heads(encoder)
     checkpoints.load_weights(minilm.model_dir(), encoder, heads)

@@ -70,6 +70,7 @@ def write_windows(squad_file, out, is_training):
 def write_logits(run_dir, windows_file, out):
     import tensorflow as tf
 
+    from bert_tf import squad
     from bert_tf.model import checkpoints, config
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
@@ -81,7 +82,7 @@ def write_logits(run_dir, windows_file, out):
              else data["attention_mask"],
              "segment_ids": data["segment_ids"] if "segment_ids" in data
              else data["token_type_ids"]}
-    task = QuestionAnsweringTask(batch["input_ids"].shape[1])
+    task = QuestionAnsweringTask(squad.SquadSettings(max_seq_length=batch["input_ids"].shape[1]))
     encoder = BertModel(config.BertConfig.from_json_file(
         os.path.join(run_dir, "bert_config.json")))
     heads = task.create_heads(encoder)

@@ -68,7 +68,7 @@ def bert_tf_side(args):
     from absl import logging
 
     from bench.squad_files import answerable_only
-    from bert_tf import finetune
+    from bert_tf import finetune, squad
     from bert_tf.model import checkpoints, model_files
     from bert_tf.tasks import QuestionAnsweringTask
     from bert_tf.training import distribution, run_setup
@@ -97,7 +97,8 @@ def bert_tf_side(args):
         output_dir=os.path.join(args.out, "bert_tf_run"), num_train_steps=updates,
         num_warmup_steps=warmup, learning_rate=LR, iterations_per_loop=1,
         save_checkpoints_steps=updates)
-    trainer = Trainer(QuestionAnsweringTask(SEQ), config, runtime, training)
+    trainer = Trainer(QuestionAnsweringTask(squad.SquadSettings(max_seq_length=SEQ)), config,
+                      runtime, training)
     if trainer.restore(minilm.model_dir()) != "initialized":
         raise SystemExit(f"{training.output_dir} holds an earlier run: remove it first")
     rng = np.random.default_rng(args.seed)

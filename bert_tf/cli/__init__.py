@@ -89,15 +89,6 @@ def _raise_terminated(signum, frame):
     raise Terminated
 
 
-def warn(message):
-    """Prints '<script>: warning: <message>' on stderr, as run() prints errors.
-
-    Args:
-      message: One line: what is odd, where, and its consequence.
-    """
-    print(f"{os.path.basename(sys.argv[0])}: warning: {message}", file=sys.stderr)
-
-
 def _one_line(error):
     """The error's message on one line (a multi-line message is joined)."""
     message = str(error) or type(error).__name__

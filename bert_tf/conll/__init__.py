@@ -8,14 +8,16 @@ checks it: a bad line is a `ConllDataError` that gives `path:line`.
 predicted tags with conlleval's entity-level precision, recall and F1, and
 `write_conll` writes the input file back with a predicted tag column.
 `ConllData` gives finetune.run a run's files as the records of their
-sentences' windows (`convert_sentences`).
+sentences' windows (`convert_sentences`), and scores and writes their
+predictions.
 
 The modules, each importing only those above it:
   reading.py: files -> Sentence (ConllDataError), label_list;
   metrics.py: entity_spans and entity_scores, conlleval's rules;
   writing.py: write_conll, through bert_tf.io_utils.atomic_write;
   records.py: sentences -> word pieces -> windows -> tagging records;
-    ConllData and ConllReferences.
+    ConllSettings, ConllData and ConllReferences: scores and the predicted
+    file, each word's tag from its window (word_predictions).
 """
 
 from bert_tf.conll.metrics import entity_scores, entity_spans
@@ -24,12 +26,14 @@ from bert_tf.conll.records import (
     LABEL_FILE,
     ConllData,
     ConllReferences,
+    ConllSettings,
     convert_sentence,
     convert_sentences,
     default_window_stride,
     tag_ids,
     windows,
     word_pieces,
+    word_predictions,
 )
 from bert_tf.conll.writing import write_conll
 
@@ -38,6 +42,7 @@ __all__ = [
     "ConllData",
     "ConllDataError",
     "ConllReferences",
+    "ConllSettings",
     "Sentence",
     "convert_sentence",
     "convert_sentences",
@@ -49,6 +54,7 @@ __all__ = [
     "tag_ids",
     "windows",
     "word_pieces",
+    "word_predictions",
     "write_conll",
 ]
 

@@ -13,15 +13,22 @@ word gets exactly one prediction, none is dropped or given twice. Each window
 holds its sentence only: no text of neighbouring sentences is added.
 
 The records follow record_specs.tagging_features; finetune_data.write_records
-writes them. ConllData is run_ner.py's data for finetune.run, and
-ConllReferences what it gives tasks.TaggingTask to score or write a split.
+writes them. ConllSettings is what a run's task (tasks.TaggingTask) and its
+data share. ConllData is run_ner.py's data for finetune.run: it scores a
+split's predictions with conlleval's entity F1, and writes the split's file
+back with a predicted tag column, each word's tag gathered from the window
+that scores it (word_predictions).
 """
 
 import dataclasses
 import os
 
+import numpy as np
+
 from bert_tf import io_utils
+from bert_tf.conll.metrics import entity_scores
 from bert_tf.conll.reading import ConllDataError, label_list, read_conll
+from bert_tf.conll.writing import write_conll
 from bert_tf.records import finetune_data
 from bert_tf.training import run_dir
 
@@ -79,6 +86,38 @@ def default_window_stride(max_seq_length):
       An int, at least 1.
     """
     return max((max_seq_length - 2) // 2, 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConllSettings:
+    """What a tagging run's task (tasks.TaggingTask) and its data share: how sentences are cut.
+
+    The model is trained on these windows, its predictions are gathered
+    back through them, and its raw-text export cuts a long sentence alike.
+    run_ner.py builds one from its flags and gives the same object to both.
+
+    Attributes:
+      max_seq_length: Tokens per record, [CLS] and [SEP] included.
+      window_stride: Word pieces between the starts of a long sentence's
+        windows; None (given): default_window_stride(max_seq_length), half a
+        window.
+    """
+
+    max_seq_length: int = 128
+    window_stride: int | None = None
+
+    def __post_init__(self):
+        """Fills in the default stride and refuses one that does not fit a window.
+
+        Raises:
+          ValueError: naming --window_stride.
+        """
+        stride = self.window_stride or default_window_stride(self.max_seq_length)
+        if not 0 < stride <= self.max_seq_length - 2:
+            raise ValueError(f"--window_stride={stride} must be in 1.."
+                             f"{self.max_seq_length - 2} (max_seq_length - 2)")
+        # Frozen: the resolved stride is set once, here.
+        object.__setattr__(self, "window_stride", stride)
 
 
 def windows(num_pieces, first_piece, window_size, stride):
@@ -201,9 +240,43 @@ def convert_sentences(sentences, label_ids, tokenizer, max_seq_length, stride):
     return records
 
 
+def word_predictions(predictions, sentence_lengths):
+    """Gathers each word's predicted tag from the window that scores it.
+
+    Args:
+      predictions: finetune.predict's dict of TaggingTask.predictions():
+        predictions, scores, label_weights, word_ids [windows, seq] and
+        sentence_index [windows].
+      sentence_lengths: The number of words of each sentence.
+
+    Returns:
+      (tag_ids, scores): one int array and one float array per sentence,
+      with one value per word.
+
+    Raises:
+      ValueError: if a word got no prediction or two (records that do not
+        belong to these sentences).
+    """
+    tag_ids = [np.full(n, -1, np.int64) for n in sentence_lengths]
+    scores = [np.zeros(n, np.float32) for n in sentence_lengths]
+    rows, positions = np.nonzero(predictions["label_weights"] > 0)
+    sentences = predictions["sentence_index"][rows]
+    words = predictions["word_ids"][rows, positions]
+    for sentence, word, row, position in zip(sentences, words, rows, positions, strict=True):
+        if tag_ids[sentence][word] != -1:
+            raise ValueError(f"sentence {sentence}, word {word}: predicted twice")
+        tag_ids[sentence][word] = predictions["predictions"][row, position]
+        scores[sentence][word] = predictions["scores"][row, position]
+    for sentence, ids in enumerate(tag_ids):
+        if (ids == -1).any():
+            raise ValueError(f"sentence {sentence}, word {int(np.argmax(ids == -1))}: "
+                             "no prediction")
+    return tag_ids, scores
+
+
 @dataclasses.dataclass
 class ConllReferences:
-    """What TaggingTask.score() and write_outputs() need besides the predictions.
+    """What ConllData.score() and write_outputs() need besides the predictions.
 
     Attributes:
       sentences: The conll.Sentence objects whose windows were predicted, in file
@@ -228,23 +301,21 @@ class ConllData(finetune_data.FinetuneData):
     eval_splits = ("valid",)
     predict_splits = ("predict",)
 
-    def __init__(self, tokenizer, max_seq_length, stride, data_dir=None, predict_file=None,
-                 labels=None, output_dir=None):
+    def __init__(self, settings, tokenizer, data_dir=None, predict_file=None, labels=None,
+                 output_dir=None):
         """Describes the data; nothing is read before read().
 
         Args:
+          settings: The run's ConllSettings, its task's too.
           tokenizer: The model's tokenization.FullTokenizer.
-          max_seq_length: Tokens per record.
-          stride: Pieces between the starts of a long sentence's windows.
           data_dir: The folder of train.txt, valid.txt (or dev.txt) and test.txt.
           predict_file: The file the predict split reads; None: test.txt.
           labels: The tags in id order; None: train.txt's when training,
             else output_dir's LABEL_FILE.
           output_dir: The run's folder, where LABEL_FILE is found.
         """
+        self.settings = settings
         self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
-        self.stride = stride
         self.data_dir = data_dir or ""
         self.predict_file = predict_file
         self.output_dir = output_dir
@@ -253,6 +324,16 @@ class ConllData(finetune_data.FinetuneData):
         self.windows = {}
         # Windows per split, kept when the training windows are let go.
         self.window_counts = {}
+
+    @property
+    def max_seq_length(self):
+        """Tokens per record (the settings')."""
+        return self.settings.max_seq_length
+
+    @property
+    def stride(self):
+        """Pieces between the starts of a long sentence's windows (the settings')."""
+        return self.settings.window_stride
 
     def path(self, split):
         """The file of a split; valid.txt may be called dev.txt."""
@@ -349,3 +430,56 @@ class ConllData(finetune_data.FinetuneData):
         """Writes LABEL_FILE, which a later run without --do_train reads back."""
         with io_utils.atomic_write(os.path.join(output_dir, LABEL_FILE), "w") as f:
             f.write("".join(f"{label}\n" for label in self.labels()))
+
+    def score(self, predictions, references):
+        """Entity-level precision, recall and F1 (overall and per type), token
+        accuracy and loss, as conlleval counts them (see conll.entity_scores).
+
+        Args:
+          predictions: finetune.predict's dict of TaggingTask.predictions()
+            over the real windows.
+          references: A ConllReferences of tagged sentences.
+
+        Returns:
+          {"eval_precision", "eval_recall", "eval_f1", "eval_<TYPE>_f1", ...,
+           "eval_token_accuracy", "eval_loss"}.
+        """
+        true_tags = [list(sentence.tags) for sentence in references.sentences]
+        metrics = {f"eval_{name}": value for name, value in entity_scores(
+            true_tags, self.word_tags(predictions, references)).items()}
+        metrics["eval_loss"] = float(np.sum(predictions["token_losses"])
+                                     / max(np.sum(predictions["label_weights"]), 1.0))
+        return metrics
+
+    @property
+    def main_metric(self):
+        """eval_f1, conlleval's overall entity F1."""
+        return "eval_f1"
+
+    def write_outputs(self, predictions, references, output_dir):
+        """<name>_predictions.txt: references.path with a predicted tag column.
+
+        Args:
+          predictions: finetune.predict's dict over the real windows.
+          references: A ConllReferences with the path of the sentences.
+          output_dir: The folder to write it in.
+        """
+        stem = os.path.splitext(os.path.basename(references.path))[0]
+        write_conll(os.path.join(output_dir, f"{stem}_predictions.txt"),
+                    references.sentences, self.word_tags(predictions, references),
+                    references.path)
+
+    def word_tags(self, predictions, references):
+        """Each word's predicted tag, from the window that scores it.
+
+        Args:
+          predictions: finetune.predict's dict over the real windows.
+          references: A ConllReferences of the sentences they cover.
+
+        Returns:
+          One list of tag strings per sentence.
+        """
+        tag_ids, _ = word_predictions(predictions,
+                                      [len(sentence.words) for sentence in references.sentences])
+        labels = self.labels()
+        return [[labels[i] for i in ids] for ids in tag_ids]

@@ -10,15 +10,22 @@ Eval and predict sets are padded with dummy examples (is_real_example = 0) to
 a multiple of the batch size: TPUs need every batch full, and the padding
 counts in no metric and in no prediction file.
 
-GlueData is the data of run_classifier.py and the notebook for finetune.run, and GlueReferences
-what it gives tasks.ClassificationTask to score or write a split.
+GlueData is the data of run_classifier.py and the notebook for finetune.run:
+it scores a split's predictions with the GLUE task's metrics and writes the
+original's test_results.tsv and a GLUE submission file from them, each from
+the split's GlueReferences.
 """
 
 import dataclasses
+import os
 import random
 
+import numpy as np
+
 from bert_tf.glue.reading import GlueDataError
+from bert_tf.glue.scoring import evaluation_metrics, main_metric
 from bert_tf.glue.splits import read_split
+from bert_tf.glue.submission import write_submission, write_test_results
 from bert_tf.records import finetune_data
 from bert_tf.text import tokenization
 from bert_tf.training import run_dir
@@ -26,7 +33,7 @@ from bert_tf.training import run_dir
 
 @dataclasses.dataclass
 class GlueReferences:
-    """What ClassificationTask.score() and write_outputs() need besides the predictions.
+    """What GlueData.score() and write_outputs() need besides the predictions.
 
     Attributes:
       label_ids: The examples' label ids (for regression: their scores), for
@@ -158,3 +165,45 @@ class GlueData(finetune_data.FinetuneData):
         labelled = split not in self.processor.predict_splits
         return GlueReferences(
             self.processor.label_ids(examples) if labelled else None, examples, split)
+
+    def score(self, predictions, references):
+        """eval_loss, eval_accuracy and the GLUE task's metrics.
+
+        Args:
+          predictions: ClassificationTask's {"predictions": ...} over the real
+            examples, in order.
+          references: A GlueReferences with their label_ids.
+
+        Returns:
+          glue.evaluation_metrics' dict.
+        """
+        return evaluation_metrics(self.processor.name, predictions["predictions"],
+                                  np.asarray(references.label_ids),
+                                  self.processor.is_regression)
+
+    @property
+    def main_metric(self):
+        """The metric GLUE ranks the task by first: mcc for CoLA, f1 for MRPC and QQP,
+        pearson for STS-B, eval_accuracy for the others."""
+        return main_metric(self.processor.name)
+
+    def write_outputs(self, predictions, references, output_dir):
+        """The original's test_results.tsv and the GLUE submission file of a split.
+
+        test_results.tsv holds one line of class probabilities (or the score)
+        per example; a task with several test splits (MNLI) writes
+        test_results_<split>.tsv for each. The submission file is named by
+        the GLUE task's processor (e.g. MNLI-m.tsv).
+
+        Args:
+          predictions: ClassificationTask's {"predictions": ...} over the real
+            examples, in order.
+          references: A GlueReferences with their examples and split.
+          output_dir: The folder to write them in.
+        """
+        processor = self.processor
+        suffix = "" if len(processor.predict_splits) == 1 else f"_{references.split}"
+        write_test_results(os.path.join(output_dir, f"test_results{suffix}.tsv"),
+                           predictions["predictions"])
+        write_submission(os.path.join(output_dir, processor.submission_file(references.split)),
+                         processor.name, references.examples, predictions["predictions"])

@@ -16,7 +16,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from bert_tf import cli
+from bert_tf import messages
 from bert_tf.model import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.text import tokenization
@@ -94,7 +94,7 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
     mismatch = (tokenization.case_mismatch_with_vocab(do_lower_case, vocab, vocab_file)
                 if recorded_case is None else None)
     if mismatch:
-        cli.warn(mismatch)
+        messages.warn(mismatch)
     vocab_size = len(vocab)
     if max_seq_length is not None:
         try:

@@ -2,8 +2,9 @@
 
 finetune.run gives a task its data through this protocol. A family's data
 class says which splits each action reads, reads and checks them, turns a
-split into records of the task's record_specs.py layout, and gives the
-references that the task's score() and write_outputs() take:
+split into records of the task's record_specs.py layout, and scores the
+task's predictions of a split and writes its output files, from the split's
+references:
 
   train_split, eval_splits, predict_splits   the splits of --do_train,
                     --do_eval and --do_predict;
@@ -15,8 +16,16 @@ references that the task's score() and write_outputs() take:
   describe()        a split's size, for the log;
   source()          which splits are the same input, predicted once;
   records()         a split's feature dicts;
-  references()      what the task scores a split against, or writes its
-                    output files from;
+  references()      what a split's predictions are scored against, or its
+                    output files written from;
+  score()           the dataset's official metrics of a split's
+                    predictions, without side effects (finetune.evaluate);
+  main_metric       the key of score()'s dict that says which model is best
+                    (higher is better), for evaluation during training;
+  write_outputs()   the output files of a split's predictions (optional:
+                    none by default);
+  max_seq_length    the records' length, which finetune.run checks against
+                    the task's and the config's;
   write_run_files() what a later run of the same output_dir reads back;
   task_settings()   what a model trained on the data is for (the task, its
                     labels), and
@@ -26,7 +35,10 @@ references that the task's score() and write_outputs() take:
                     another run's model or training into its own.
 
 Each dataset package has its data class: glue.GlueData, conll.ConllData,
-squad.SquadData.
+squad.SquadData, swag.SwagData. Where a task and its data share more than
+max_seq_length, one frozen settings object is given to both
+(squad.SquadSettings, conll.ConllSettings, swag.SwagSettings), so that they
+cannot disagree.
 
 write_records writes any family's records, padded to full batches with the
 one padding row that a record_specs.py layout defines; length_order gives the
@@ -118,12 +130,15 @@ class FinetuneData(abc.ABC):
       eval_writes_outputs: Whether --do_eval writes a split's output files
         too, before scoring it (SQuAD's official script scores
         predictions.json).
+      max_seq_length: The records' length; None where the data does not say
+        (finetune.run then checks nothing of it).
     """
 
     train_split = "train"
     eval_splits = ("dev",)
     predict_splits = ("test",)
     eval_writes_outputs = False
+    max_seq_length = None
 
     @abc.abstractmethod
     def read(self, splits):
@@ -196,14 +211,50 @@ class FinetuneData(abc.ABC):
 
     @abc.abstractmethod
     def references(self, split):
-        """What the task's score() and write_outputs() take for a split.
+        """What score() and write_outputs() take for a split, besides its predictions.
 
         Args:
           split: An eval or predict split read().
 
         Returns:
-          The task's references (e.g. glue.records.GlueReferences).
+          The data's references (e.g. glue.GlueReferences).
         """
+
+    @abc.abstractmethod
+    def score(self, predictions, references):
+        """The dataset's official metrics of a split's predictions; it writes nothing.
+
+        Args:
+          predictions: {name: np.ndarray} of the task's predictions() over
+            every real example, in input order (finetune.predict's result).
+          references: references()' of the split.
+
+        Returns:
+          {metric name: float}.
+        """
+
+    @property
+    def main_metric(self):
+        """The key of score()'s dict by which one model is better than another.
+
+        Higher is better. Evaluation during training keeps the model that
+        scores highest on it (best_checkpoint.py).
+
+        Raises:
+          NotImplementedError: for data that has none.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no main metric")
+
+    def write_outputs(self, predictions, references, output_dir):
+        """Writes the output files of a split's predictions; by default none.
+
+        Args:
+          predictions: As for score().
+          references: references()' of the split that was predicted (its
+            labels may be absent: a test set).
+          output_dir: The folder to write them in.
+        """
+        del predictions, references, output_dir  # No output files by default.
 
     @abc.abstractmethod
     def task_settings(self):

@@ -1,16 +1,16 @@
 """Exports a trained task as a SavedModel that takes raw text.
 
-The task builds the module (Task.serving_module): it tokenizes in the graph
-(text_ops.BertTextTokenizer, which gives the same ids as the Python
-FullTokenizer), runs the encoder and the heads, and returns the task's
-answer. A user needs nothing but TensorFlow and tensorflow_text to serve it:
+The task's family builds the module (task_serving.for_task(task).serving_module):
+it tokenizes in the graph (text_ops.BertTextTokenizer, which gives the same
+ids as the Python FullTokenizer), runs the encoder and the heads, and
+returns the task's answer. A user needs nothing but TensorFlow and tensorflow_text to serve it:
 
   import tensorflow as tf, tensorflow_text  # registers the text ops
   model = tf.saved_model.load(export_dir)
   model.signatures["serving_default"](text_a=tf.constant(["Nice movie!"]))
 
 Each task's signatures are listed in its serving module's docstring (for
-classification: tasks/classification.py's ClassificationServingModule).
+classification: serving/classification.py's ClassificationServingModule).
 export_runner.py reads an export back and runs it, for the tools that serve
 one (predict_text.py, ...).
 """
@@ -23,6 +23,7 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.model import recompute
+from bert_tf.serving import task_serving
 from bert_tf.serving.export_runner import INFO_FILE
 from bert_tf.training import precision
 
@@ -37,7 +38,7 @@ def save_model(export_dir, module, signatures, info=None):
 
     Args:
       export_dir: Destination folder; replaced if it exists.
-      module: The tf.Module to save (a task's serving_module()).
+      module: The tf.Module to save (a family's serving_module()).
       signatures: {name: tf.function} to serve.
       info: Optional JSON-able dict, written to assets.extra/bert_tf_export.json
         (the SavedModel folder's place for files that serving does not load).
@@ -79,7 +80,7 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
 
     Args:
       export_dir: Destination folder; replaced if it exists.
-      task: A tasks.Task with a serving_module.
+      task: A tasks.Task with a raw-text export (task_serving.SERVING_MODULES).
       encoder: The trained BertModel.
       heads: Its heads.
       vocab_file: The vocab it was trained with.
@@ -96,16 +97,20 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
 
     Returns:
       export_dir.
+
+    Raises:
+      NotImplementedError: for a task without a raw-text export.
     """
+    family = task_serving.for_task(task)
     encoder, heads = precision.with_policy(task, encoder, heads, policy)
-    module, signatures = task.serving_module(encoder, heads, vocab_file, do_lower_case,
-                                             max_seq_length, shapes, jit_compile)
+    module, signatures = family.serving_module(task, encoder, heads, vocab_file, do_lower_case,
+                                               max_seq_length, shapes, jit_compile)
     shapes_line = module.model.describe(max_seq_length)
     logging.info("The export computes in %s, with %s", policy, shapes_line)
     with recompute.forward_only():
         # The first trace of each signature, which save_model reuses.
         described = _signature_info(signatures)
-    info = {"task": type(task).__name__, "serving_tool": task.serving_tool,
+    info = {"task": type(task).__name__, "serving_tool": family.TOOL,
             "shapes": shapes, "shapes_description": shapes_line, "jit_compile": jit_compile,
             "max_seq_length": max_seq_length, "precision": policy,
             "do_lower_case": do_lower_case, "signatures": described}

@@ -57,7 +57,7 @@ def check_task(export_dir, task):
     info = read_info(export_dir) or {}
     exported = info.get("task")
     if exported is not None and exported != task:
-        # The export names the tool that serves it (Task.serving_tool).
+        # The export names the tool that serves it (its serving module's TOOL).
         tool = info.get("serving_tool")
         advice = (f"use {tool}" if tool else
                   "call its signatures from Python (see its serving module's docstring)")

@@ -1,6 +1,6 @@
 """How a raw-text SavedModel runs its encoder: on each batch's own length, or on one shape.
 
-Every task's serving module (Task.serving_module) tokenizes and packs raw
+Every task's serving module (task_serving.py) tokenizes and packs raw
 text in the graph, runs the encoder and its heads through a ServedModel, and
 turns their outputs into answers. The export's shapes (--export_shapes)
 decide the shapes the ServedModel runs at:

@@ -6,20 +6,24 @@ file is a `SquadDataError` that names the file and the question id or JSON
 location. `convert_examples_to_features` cuts each example into the
 original's `[CLS] question [SEP] context span [SEP]` windows (`InputFeatures`),
 tokenizing each distinct context and word once; `window_record` makes each
-the record of `record_specs.question_answering_features`, and `SquadData` gives finetune.run
-a run's files as those records. `write_predictions` turns the
+the record of `record_specs.question_answering_features`. `write_predictions` turns the
 windows' start and end logits back into answer texts, n-best lists and null
 odds, as the original does; `evaluate` and `evaluate_v1` score them with the
-official SQuAD 2.0 and 1.1 metrics.
+official SQuAD 2.0 and 1.1 metrics. `SquadData` gives finetune.run a run's
+files as those records, and scores and writes their predictions;
+`SquadSettings` is what the run's task and data share.
 
 The modules, each importing only those above it:
   reading.py: JSON files -> SquadExample (SquadDataError), split_context, load_json;
   windows.py: SquadExample -> InputFeatures: doc spans, max context, answer positions;
-  records.py: InputFeatures -> records; SquadData and SquadReferences;
+  settings.py: SquadSettings, checked when built;
+  records.py: InputFeatures -> records;
   postprocess.py: logits -> predictions, n-best lists, null odds (get_final_text);
-  evaluation.py: the official exact match and F1, v2.0 and v1.1.
+  evaluation.py: the official exact match and F1, v2.0 and v1.1;
+  data.py: SquadData and SquadReferences, for finetune.run.
 """
 
+from bert_tf.squad.data import SquadData, SquadReferences
 from bert_tf.squad.evaluation import (
     answerable_questions,
     evaluate,
@@ -31,7 +35,8 @@ from bert_tf.squad.evaluation import (
 )
 from bert_tf.squad.postprocess import get_final_text, write_predictions
 from bert_tf.squad.reading import SquadDataError, SquadExample, read_squad_examples
-from bert_tf.squad.records import SquadData, SquadReferences, window_record
+from bert_tf.squad.records import window_record
+from bert_tf.squad.settings import SquadSettings
 from bert_tf.squad.windows import (
     DOC_STRIDE_MEANINGS,
     InputFeatures,
@@ -49,6 +54,7 @@ __all__ = [
     "SquadDataError",
     "SquadExample",
     "SquadReferences",
+    "SquadSettings",
     "answerable_questions",
     "check_doc_stride",
     "check_is_max_context",

@@ -4,7 +4,8 @@ The modules, each importing only those above it:
   reading.py: CSV files -> SwagExamples, every row checked (SwagDataError
     names path:line); second_segments, the text each choice is packed with;
   records.py: examples -> multiple-choice records (convert_example);
-    SwagData and SwagReferences for finetune.run; write_predictions.
+    SwagSettings, SwagData and SwagReferences for finetune.run (scores
+    and predictions.csv); write_predictions.
 
 Everything public is re-exported here: `from bert_tf import swag`.
 """
@@ -15,6 +16,8 @@ from bert_tf.swag.records import (
     SPLIT_FILES,
     SwagData,
     SwagReferences,
+    SwagSettings,
+    choice_scores,
     convert_example,
     write_predictions,
 )
@@ -26,6 +29,8 @@ __all__ = [
     "SwagDataError",
     "SwagExample",
     "SwagReferences",
+    "SwagSettings",
+    "choice_scores",
     "convert_example",
     "read_examples",
     "second_segments",

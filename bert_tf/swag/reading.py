@@ -19,7 +19,7 @@ import io
 
 import tensorflow as tf
 
-from bert_tf import cli
+from bert_tf import messages
 
 # Columns every file needs; ending0 .. ending<n-1> and, to train or score, label too.
 CONTEXT, START, LABEL, INDEX = "sent1", "sent2", "label", ""
@@ -155,7 +155,7 @@ def _read_rows(reader, path, num_choices, labelled):
             first_empty = first_empty or f"line {line} (ending{blank[0]})"
     if empty:
         rows = "1 row has" if empty == 1 else f"{empty} rows have"
-        cli.warn(f"{path}: {rows} an empty ending, the first {first_empty}; such a choice "
+        messages.warn(f"{path}: {rows} an empty ending, the first {first_empty}; such a choice "
                  "is sent2 alone")
     return examples
 

@@ -3,11 +3,15 @@
 Each question becomes one record of record_specs.multiple_choice_features: one
 [CLS] context [SEP] start + ending [SEP] sequence per ending, each packed and
 truncated as run_classifier.py packs a pair (tokenization.pack_ids).
+SwagSettings is what the run's task and its data share; SwagData scores the
+predictions (accuracy and loss) and writes predictions.csv.
 """
 
 import csv
 import dataclasses
 import os
+
+import numpy as np
 
 from bert_tf import io_utils
 from bert_tf.records import finetune_data
@@ -20,9 +24,33 @@ SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
 PREDICTIONS_FILE = "predictions.csv"
 
 
+@dataclasses.dataclass(frozen=True)
+class SwagSettings:
+    """What a multiple-choice run's task (tasks.MultipleChoiceTask) and its data share.
+
+    run_swag.py builds one from its flags and gives the same object to both.
+
+    Attributes:
+      max_seq_length: Tokens per sequence, [CLS] and [SEP]s included.
+      num_choices: Endings per question (4 for SWAG).
+    """
+
+    max_seq_length: int = 128
+    num_choices: int = 4
+
+    def __post_init__(self):
+        """Refuses fewer than two endings.
+
+        Raises:
+          ValueError: naming the flag.
+        """
+        if self.num_choices < 2:
+            raise ValueError(f"--num_choices={self.num_choices} must be at least 2")
+
+
 @dataclasses.dataclass
 class SwagReferences:
-    """What MultipleChoiceTask.score() and write_outputs() take besides the predictions.
+    """What SwagData.score() and write_outputs() take besides the predictions.
 
     Attributes:
       labels: The right endings' numbers, for score(); None for a test set.
@@ -81,23 +109,49 @@ def write_predictions(path, examples, probabilities):
                              *(f"{p:.6f}" for p in row)])
 
 
+def choice_scores(probabilities, labels):
+    """Accuracy of the most probable choice, and the cross-entropy of the right one.
+
+    Args:
+      probabilities: float [questions, choices].
+      labels: The right choice of each question.
+
+    Returns:
+      {"eval_accuracy": float, "eval_loss": float}.
+    """
+    probabilities = np.asarray(probabilities, np.float64)
+    labels = np.asarray(labels)
+    chosen = probabilities.argmax(-1)
+    right = probabilities[np.arange(len(labels)), labels]
+    return {"eval_accuracy": float(np.mean(chosen == labels)),
+            "eval_loss": float(-np.mean(np.log(np.maximum(right, 1e-30))))}
+
+
 class SwagData(finetune_data.FinetuneData):
     """SWAG's splits (train.csv, val.csv, test.csv in one folder), for run_swag.py."""
 
-    def __init__(self, data_dir, tokenizer, max_seq_length, num_choices):
+    def __init__(self, settings, tokenizer, data_dir=None):
         """Describes the data; nothing is read before read().
 
         Args:
-          data_dir: The folder of SWAG's CSV files.
+          settings: The run's SwagSettings, its task's too.
           tokenizer: The model's tokenization.FullTokenizer.
-          max_seq_length: Tokens per sequence.
-          num_choices: Endings per question.
+          data_dir: The folder of SWAG's CSV files.
         """
-        self.data_dir = data_dir
+        self.settings = settings
         self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
-        self.num_choices = num_choices
+        self.data_dir = data_dir
         self.examples = {}
+
+    @property
+    def max_seq_length(self):
+        """Tokens per sequence (the settings')."""
+        return self.settings.max_seq_length
+
+    @property
+    def num_choices(self):
+        """Endings per question (the settings')."""
+        return self.settings.num_choices
 
     def path(self, split):
         """The CSV file of a split."""
@@ -137,3 +191,33 @@ class SwagData(finetune_data.FinetuneData):
         """The training file and the records' length."""
         return {"train_data": run_dir.fingerprints([self.path(self.train_split)]),
                 "max_seq_length": self.max_seq_length}
+
+    def score(self, predictions, references):
+        """Accuracy of the most probable choice, and the loss.
+
+        Args:
+          predictions: MultipleChoiceTask's {"predictions": [examples,
+            choices]} over the real examples, in order.
+          references: A SwagReferences with their right choices.
+
+        Returns:
+          {"eval_accuracy": float, "eval_loss": float}.
+        """
+        return choice_scores(predictions["predictions"], references.labels)
+
+    @property
+    def main_metric(self):
+        """eval_accuracy: the share of questions whose right ending is chosen."""
+        return "eval_accuracy"
+
+    def write_outputs(self, predictions, references, output_dir):
+        """predictions.csv: each question's chosen ending and every ending's probability.
+
+        Args:
+          predictions: MultipleChoiceTask's {"predictions": [examples,
+            choices]}, in input order.
+          references: A SwagReferences with the examples.
+          output_dir: The folder to write it in.
+        """
+        write_predictions(os.path.join(output_dir, PREDICTIONS_FILE), references.examples,
+                          np.asarray(predictions["predictions"]))

@@ -1,7 +1,10 @@
-"""Tasks: the heads, loss, metrics, predictions and scoring of each training family.
+"""Tasks: the model side of each training family: records, heads, loss, predictions.
 
 base.py defines the Task protocol that training_loop.Trainer, checkpoints.py,
-export.py and finetune.py rely on; each other module is one family.
+export.py and finetune.py rely on; each other module is one family. What a
+family's predictions are scored against, and its output files, belong to its
+data (records/finetune_data.py, the dataset packages); its raw-text export
+belongs to serving/. A task imports neither.
 """
 
 from bert_tf.tasks.base import Task

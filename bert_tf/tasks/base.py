@@ -1,7 +1,8 @@
-"""The Task protocol: everything that differs between one fine-tuning family and another.
+"""The Task protocol: the model side of one training family.
 
-A task is what training_loop.Trainer, checkpoints.py and export.py are given so
-that they need to know nothing task-specific. It declares:
+A task is what training_loop.Trainer, checkpoints.py and finetune.py are
+given so that they need to know nothing task-specific: the records it
+reads, the heads on the encoder, the loss and what it predicts. It declares:
 
   feature_specs()   the records it reads (a record_specs.py layout, TF-free);
   prediction_feature_specs()  those of the records it predicts on, where
@@ -13,24 +14,21 @@ that they need to know nothing task-specific. It declares:
   losses()          {"loss": the scalar training minimizes, ...};
   predictions()     per-example tensors to collect, in input order
                     (inference.Inference.predict);
-  score()           the task's official metrics, from every example's
-                    predictions and the references of its data module,
-                    without side effects (finetune.evaluate);
-  main_metric       the key of score()'s dict that says which model is best
-                    (higher is better), for evaluation during training;
-  write_outputs()   the output files of a prediction (optional: none by
-                    default; finetune.write_outputs);
   create_metrics()  streaming Keras metrics, and update_metrics() to feed
                     them a batch, for Trainer.evaluate (optional: only
-                    pretraining streams; fine-tuning scores through
-                    predictions() and score());
-  serving_module()  a tf.Module with raw-text signatures, for export.py
-                    (optional: pretraining has none), and serving_tool,
-                    the script that runs it on a file.
+                    pretraining streams);
+  hf_task_config()  what a Hugging Face config.json says of its model
+                    (optional);
+  max_seq_length    the records' length.
+
+What the predictions are scored against, and the files written from them,
+belong to the data (finetune_data.FinetuneData: score(), main_metric,
+write_outputs()); a task's raw-text export belongs to serving/
+(task_serving.py finds a task's serving module). A task needs neither.
 
 Fine-tuning records that pad the last eval or predict batch to full size (a
 TPU needs every batch full) carry is_real_example; a task that reads such
-records returns it with its predictions, and finetune.predict drops the
+records returns it with its predictions, and finetune.run drops the
 padding rows.
 
 Every loss is a mean over the examples of one replica's batch; the training
@@ -57,12 +55,11 @@ class Task(abc.ABC):
     """The base class of every task; see the module docstring for the protocol.
 
     Attributes:
-      serving_tool: The script that runs this task's raw-text export on a file
-        (e.g. "predict_text.py"), which the export records so that a tool given
-        another task's export can name the right one; None without one.
+      max_seq_length: The records' sequence length, which finetune.run checks
+        against the config's and the data's; None where the task does not say.
     """
 
-    serving_tool = None
+    max_seq_length = None
 
     @abc.abstractmethod
     def feature_specs(self):
@@ -124,7 +121,7 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def predictions(self, features, outputs):
-        """What to collect per example for score() and for output files.
+        """What to collect per example, which the data scores and writes output files from.
 
         Args:
           features: The batch.
@@ -135,49 +132,12 @@ class Task(abc.ABC):
           records pad their last batch.
         """
 
-    @abc.abstractmethod
-    def score(self, predictions, references):
-        """The task's official metrics; it writes nothing (see write_outputs).
-
-        Args:
-          predictions: {name: np.ndarray} over every real example, in input
-            order (finetune.predict's result).
-          references: What the task's data module gives to score against
-            (labels, examples, ...); see the subclass.
-
-        Returns:
-          {metric name: float}.
-        """
-
-    @property
-    def main_metric(self):
-        """The key of score()'s dict by which one model is better than another.
-
-        Higher is better. Evaluation during training keeps the model that
-        scores highest on it (best_checkpoint.py).
-
-        Raises:
-          NotImplementedError: for a task that has none.
-        """
-        raise NotImplementedError(f"{type(self).__name__} has no main metric")
-
-    def write_outputs(self, predictions, references, output_dir):
-        """Writes the output files of a prediction; by default none.
-
-        Args:
-          predictions: As for score().
-          references: As for score(), for the set that was predicted (its
-            labels may be absent: a test set).
-          output_dir: The folder to write them in.
-        """
-        del predictions, references, output_dir  # No output files by default.
-
     def create_metrics(self):
         """Streaming eval metrics, for Trainer.evaluate (create them in the strategy's scope).
 
-        Fine-tuning tasks have none: they are scored on every prediction by
-        score() (finetune.evaluate), which streaming cannot do for entity F1
-        or SQuAD's answers.
+        Fine-tuning tasks have none: their data scores every prediction
+        (FinetuneData.score, through finetune.evaluate), which streaming
+        cannot do for entity F1 or SQuAD's answers.
 
         Returns:
           {name: keras.metrics.Metric}.
@@ -217,28 +177,6 @@ class Task(abc.ABC):
           architecture from the heads alone).
         """
         return {}
-
-    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic", jit_compile=False):
-        """A tf.Module that serves the trained model on raw text.
-
-        Args:
-          encoder: The trained BertModel.
-          heads: Its heads.
-          vocab_file: The vocab it was trained with.
-          do_lower_case: As in training.
-          max_seq_length: As in training.
-          shapes: One of served_model.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
-
-        Returns:
-          (module, {signature name: tf.function}) for export.save_model. The
-          module runs its encoder through a served_model.ServedModel, its `model`.
-
-        Raises:
-          NotImplementedError: for a task without a raw-text export.
-        """
-        raise NotImplementedError(f"{type(self).__name__} has no raw-text export")
 
 
 def hf_labels(label_list):

@@ -3,25 +3,22 @@
 The head (heads.SpanHead) scores every token of a [CLS] question [SEP]
 context [SEP] window as the start and as the end of the answer, as the
 original run_squad.py did. Contexts longer than a window are cut into
-overlapping windows by the data module (bert_tf.squad); squad.write_predictions
-then picks each question's best span over all its windows, from the start
-and end logits that this task predicts per window (and writes the original's
-output files, in write_outputs), and squad.evaluate scores them with the
-official script's metrics.
+overlapping windows by the data (squad.SquadData), which then picks each
+question's best span over all its windows from the start and end logits
+that this task predicts per window, scores the answers with the official
+script's metrics and writes the original's output files. The task and its
+data share one squad.SquadSettings; serving/question_answering.py is its
+raw-text export.
 
 SQuAD 2.0 models answer "no answer" with the span [CLS]..[CLS] (position 0):
 a question is unanswerable when that null score beats the best span's by
 more than null_score_diff_threshold.
 """
 
-
-import numpy as np
 import tensorflow as tf
 
-from bert_tf import squad
 from bert_tf.model.heads import SpanHead
 from bert_tf.records import record_specs
-from bert_tf.serving import served_model
 from bert_tf.tasks.base import Task, encoder_inputs
 
 _SPAN = SpanHead.checkpoint_key
@@ -39,47 +36,20 @@ class QuestionAnsweringTask(Task):
     [batch, 1] in training records only; is_real_example [batch, 1].
     """
 
-    def __init__(self, max_seq_length=384, version_2_with_negative=False, n_best_size=20,
-                 max_answer_length=30, do_lower_case=True, null_score_diff_threshold=0.0,
-                 max_query_length=64, verbose_logging=False, doc_stride=128,
-                 doc_stride_means="step"):
+    def __init__(self, settings):
         """Describes the task.
 
         Args:
-          max_seq_length: The windows' length, [CLS] and [SEP]s included.
-          version_2_with_negative: SQuAD 2.0: questions may have no answer.
-          n_best_size: Candidates per question in nbest_predictions.json.
-          max_answer_length: The longest answer, in word pieces.
-          do_lower_case: As the model's tokenizer (to map answers back to
-            the context's text).
-          null_score_diff_threshold: SQuAD 2.0: predict "no answer" when the
-            null score exceeds the best span's by more than this.
-          max_query_length: Question pieces kept (the exported model's).
-          verbose_logging: Log why a predicted answer could not be mapped
-            back onto the context.
-          doc_stride: How the exported model's windows of a long context
-            are placed (run_squad.py's --doc_stride), in context pieces.
-          doc_stride_means: "step": windows start doc_stride pieces apart;
-            "overlap": consecutive windows share doc_stride pieces.
-
-        Raises:
-          ValueError: for lengths that leave no room for an answer, or
-            windows that would not move forward.
+          settings: The run's squad.SquadSettings, its data's too (checked
+            when built): the windows' length, and for the raw-text export
+            how a context is windowed and an answer chosen.
         """
-        if max_answer_length < 1:
-            raise ValueError(f"--max_answer_length={max_answer_length} must be at least 1")
-        squad.check_window_lengths(max_seq_length, max_query_length)
-        squad.check_doc_stride(max_seq_length, max_query_length, doc_stride, doc_stride_means)
-        self.max_seq_length = max_seq_length
-        self.version_2_with_negative = version_2_with_negative
-        self.n_best_size = n_best_size
-        self.max_answer_length = max_answer_length
-        self.do_lower_case = do_lower_case
-        self.null_score_diff_threshold = null_score_diff_threshold
-        self.max_query_length = max_query_length
-        self.verbose_logging = verbose_logging
-        self.doc_stride = doc_stride
-        self.doc_stride_means = doc_stride_means
+        self.settings = settings
+
+    @property
+    def max_seq_length(self):
+        """The windows' length, [CLS] and [SEP]s included."""
+        return self.settings.max_seq_length
 
     def hf_task_config(self):
         """BertForQuestionAnswering."""
@@ -91,7 +61,7 @@ class QuestionAnsweringTask(Task):
 
     def prediction_feature_specs(self):
         """run_squad.py's prediction records: without the answer's positions,
-        which are scored on text instead (score())."""
+        which are scored on text instead (squad.SquadData.score)."""
         return record_specs.question_answering_features(self.max_seq_length, is_training=False)
 
     def create_heads(self, encoder):
@@ -152,375 +122,4 @@ class QuestionAnsweringTask(Task):
             "start_logits": self._full_length(outputs["start_logits"]),
             "end_logits": self._full_length(outputs["end_logits"]),
             "is_real_example": real[:, 0],
-        }
-
-    def _answers(self, predictions, references, output_dir=None, verbose_logging=False):
-        """Each question's answer from its windows' logits, as the original chose it.
-
-        Args:
-          predictions: finetune.predict()'s dict of predictions() over the
-            real windows.
-          references: A squad.SquadReferences (its dataset is not needed).
-          output_dir: Where to write the original's files; None: nowhere.
-          verbose_logging: Log the answers not mapped back onto the context.
-
-        Returns:
-          squad.write_predictions' (predictions, nbest, null_odds).
-        """
-        # Rows of the arrays, not lists: postprocessing converts one window's
-        # logits at a time, which keeps memory flat on the whole dev set.
-        results = {int(unique_id): (start, end)
-                   for unique_id, start, end in zip(
-                       np.asarray(predictions["unique_ids"]).reshape(-1),
-                       predictions["start_logits"], predictions["end_logits"], strict=True)}
-        return squad.write_predictions(
-            references.examples, references.windows, results, self.n_best_size,
-            self.max_answer_length, self.do_lower_case,
-            version_2_with_negative=self.version_2_with_negative,
-            null_score_diff_threshold=self.null_score_diff_threshold,
-            verbose_logging=verbose_logging, output_dir=output_dir)
-
-    def score(self, predictions, references):
-        """The official SQuAD metrics of the predicted answers.
-
-        Args:
-          predictions: finetune.predict()'s dict over the real windows.
-          references: A squad.SquadReferences with the dataset's gold answers.
-
-        Returns:
-          SQuAD 1.1: {"exact_match", "f1"} (evaluate-v1.1.py's), over the
-          answerable questions (a 1.1 model reads no others; see
-          squad.read_squad_examples). SQuAD 2.0: the v2.0 script's dict
-          (exact, f1, total, HasAns_*, NoAns_*, best_*), with null_odds.json's
-          scores as the no-answer probabilities.
-
-        Raises:
-          ValueError: when references has no dataset.
-        """
-        if references.dataset is None:
-            raise ValueError("scoring needs the SQuAD json with the gold answers")
-        # No verbose logging here: write_outputs() logs the same answers.
-        answers, _, null_odds = self._answers(predictions, references)
-        if self.version_2_with_negative:
-            return squad.evaluate(references.dataset, answers, na_probs=null_odds)
-        return squad.evaluate_v1(squad.answerable_questions(references.dataset), answers)
-
-    @property
-    def main_metric(self):
-        """f1, the official scripts' headline number (SQuAD 1.1 and 2.0)."""
-        return "f1"
-
-    def write_outputs(self, predictions, references, output_dir):
-        """predictions.json, nbest_predictions.json and, for SQuAD 2.0, null_odds.json.
-
-        Args:
-          predictions: finetune.predict()'s dict over the real windows.
-          references: A squad.SquadReferences (its dataset is not needed).
-          output_dir: The folder to write them in.
-        """
-        self._answers(predictions, references, output_dir, self.verbose_logging)
-
-    def serving_module(self, encoder, heads, vocab_file, do_lower_case, max_seq_length,
-                       shapes="dynamic", jit_compile=False):
-        """A QuestionAnsweringServingModule whose "serving_default" takes
-        questions and contexts."""
-        module = QuestionAnsweringServingModule(
-            encoder, heads[_SPAN], vocab_file, do_lower_case, max_seq_length,
-            max_query_length=self.max_query_length, max_answer_length=self.max_answer_length,
-            version_2_with_negative=self.version_2_with_negative,
-            null_score_diff_threshold=self.null_score_diff_threshold,
-            doc_stride=self.doc_stride, doc_stride_means=self.doc_stride_means, shapes=shapes,
-            jit_compile=jit_compile)
-        return module, {"serving_default": module.answer}
-
-
-def best_spans(start_logits, end_logits, context_start, context_length, max_answer_length,
-               start_allowed=None):
-    """The best answer span of each window: start <= end, both in the context.
-
-    Every (start, end) pair is scored, start_logit + end_logit, so this
-    finds the best valid span even where the original, which only paired its
-    n_best_size best starts with its n_best_size best ends, found none.
-
-    Args:
-      start_logits, end_logits: float32 [batch, seq].
-      context_start: int64 [batch], the column of each window's first
-        context piece.
-      context_length: int64 [batch], its number of context pieces.
-      max_answer_length: The most pieces an answer spans.
-      start_allowed: Optional bool [batch, seq]: the columns an answer may
-        start at (a window's max-context pieces); None: every context column.
-
-    Returns:
-      (start, end, score, found): int64 [batch] columns (end inclusive),
-      float32 [batch] scores and bool [batch], False where no span is
-      allowed (start, end and score are then 0).
-    """
-    seq = tf.shape(start_logits, out_type=tf.int64)[1]
-    column = tf.range(seq)
-    context_end = context_start + context_length
-    # [batch, seq]
-    in_context = ((column[tf.newaxis, :] >= context_start[:, tf.newaxis])
-                  & (column[tf.newaxis, :] < context_end[:, tf.newaxis]))
-    starts = in_context if start_allowed is None else in_context & start_allowed
-    # [seq (start), seq (end)]: end - start.
-    span_length = column[tf.newaxis, :] - column[:, tf.newaxis]
-    # [batch, start, end]
-    valid = (starts[:, :, tf.newaxis] & in_context[:, tf.newaxis, :]
-             & ((span_length >= 0) & (span_length < max_answer_length))[tf.newaxis])
-    scores = start_logits[:, :, tf.newaxis] + end_logits[:, tf.newaxis, :]
-    scores = tf.reshape(tf.where(valid, scores, -np.inf), [tf.shape(scores)[0], -1])
-    best = tf.argmax(scores, axis=1)
-    found = tf.reduce_any(starts, axis=1)
-    zero = tf.zeros_like(best)
-    return (tf.where(found, best // seq, zero), tf.where(found, best % seq, zero),
-            tf.where(found, tf.reduce_max(scores, axis=1), 0.0), found)
-
-
-def context_windows(question_length, context_length, max_seq_length, doc_stride,
-                    doc_stride_means="step"):
-    """The sliding windows over each context, as run_squad.py cuts them.
-
-    Each window holds the question and as many context pieces as then fit
-    in max_seq_length; windows start doc_stride pieces apart (at most a
-    window's length), or, when doc_stride_means is "overlap", that many
-    fewer than the window holds; the last one reaches the context's end.
-    An empty context gets one empty window.
-
-    Args:
-      question_length: int64 [batch], each question's pieces (already cut
-        to max_query_length).
-      context_length: int64 [batch], each context's pieces.
-      max_seq_length: The windows' length, [CLS] and [SEP]s included.
-      doc_stride: Context pieces between consecutive windows' starts, or
-        shared by consecutive windows.
-      doc_stride_means: "step" or "overlap"; an overlap is assumed shorter
-        than every window's context pieces (squad.check_doc_stride).
-
-    Returns:
-      (question, start, length): int64 [windows] each: the question (row of
-      the batch) a window belongs to, and its first context piece and
-      number of context pieces; a question's windows are consecutive.
-    """
-    # [batch]: the context pieces a window holds, and how far windows move.
-    budget = max_seq_length - 3 - question_length
-    if doc_stride_means == "overlap":
-        stride = budget - doc_stride
-    else:
-        stride = tf.minimum(tf.constant(doc_stride, tf.int64), budget)
-    # The k-th window ends the context when k * stride + budget reaches it.
-    beyond_first = tf.maximum(context_length - budget, 0)
-    num_windows = 1 + (beyond_first + stride - 1) // stride
-    question = tf.repeat(tf.range(tf.size(num_windows, out_type=tf.int64)), num_windows)
-    start = tf.ragged.range(num_windows).flat_values * tf.gather(stride, question)
-    length = tf.minimum(tf.gather(budget, question), tf.gather(context_length, question) - start)
-    return question, start, length
-
-
-def max_context_starts(window_question, window_start, window_length, context_offset,
-                       context_start, num_pieces, seq):
-    """Which columns of each window may start an answer: the max-context rule.
-
-    A context piece in several windows is scored only in the one where it
-    has the most context: the larger min(pieces left of it, pieces right of
-    it), plus 0.01 per piece of window length, the earliest window winning
-    a tie (squad/windows.py's check_is_max_context, for all windows at once).
-
-    Args:
-      window_question: int64 [windows], each window's question.
-      window_start, window_length: int64 [windows], its context pieces.
-      context_offset: int64 [batch], where each question's context pieces
-        begin among the batch's flat pieces.
-      context_start: int64 [windows], the column of each window's first
-        context piece.
-      num_pieces: The batch's context pieces, all questions together.
-      seq: The windows' number of columns.
-
-    Returns:
-      bool [windows, seq].
-    """
-    # [windows, seq]: each column's place among its window's context pieces.
-    place = tf.range(seq)[tf.newaxis, :] - context_start[:, tf.newaxis]
-    length = window_length[:, tf.newaxis]
-    in_context = (place >= 0) & (place < length)
-    # The piece among the batch's flat pieces; columns outside the context
-    # go to a spare segment, num_pieces.
-    piece_offset = tf.gather(context_offset, window_question) + window_start
-    piece = tf.where(in_context, piece_offset[:, tf.newaxis] + place, num_pieces)
-    # 100 x the original's score, in integers, so that ties are exact.
-    score = 100 * tf.minimum(place, length - 1 - place) + length
-    score = tf.where(in_context, score, -1)
-    best_score = tf.math.unsorted_segment_max(score, piece, num_pieces + 1)
-    is_best = in_context & tf.equal(score, tf.gather(best_score, piece))
-    window = tf.broadcast_to(tf.range(tf.size(window_start, out_type=tf.int64))[:, tf.newaxis],
-                             tf.shape(piece))
-    first_best = tf.math.unsorted_segment_min(
-        tf.where(is_best, window, tf.int64.max), piece, num_pieces + 1)
-    return is_best & tf.equal(window, tf.gather(first_best, piece))
-
-
-class QuestionAnsweringServingModule(tf.Module):
-    """Answers questions about raw contexts, with the answer's character offsets.
-
-    Each context is read through sliding windows, as run_squad.py's
-    --do_predict reads it: [CLS] question [SEP] context piece [SEP], the
-    question cut to max_query_length pieces, windows of as many context
-    pieces as fit in max_seq_length starting doc_stride pieces apart (or
-    sharing doc_stride pieces), so a long context is read whole. A piece is
-    scored only in the window where it has the most context, and the answer
-    is the best span over all of a question's windows.
-
-    The context is split into words where basic tokenization splits it (on
-    whitespace, with each punctuation mark a word of its own), each word into
-    word pieces as in training. The answer is the best span of pieces (start
-    <= end, fewer than max_answer_length, both in the context), widened to
-    whole words: its text is the context's own substring from the first
-    word's start to the last word's end.
-
-    Signature "serving_default": question, context [batch] string ->
-      answer_text [batch] string ("" when there is no answer),
-      answer_start, answer_end [batch] int64: character offsets in the
-        context (end exclusive), in Unicode code points; -1 when no answer,
-      score [batch] float32: the answer's start + end logit; without an
-        answer, 0 for an empty context, else the null score (the lowest
-        over the windows of position 0's start + end logit) that made a
-        SQuAD 2.0 model abstain,
-      has_answer [batch] bool: False for an empty context, or when a SQuAD 2.0
-        model's null score beats the span's by more than the threshold.
-    """
-
-    def __init__(self, encoder, head, vocab_file, do_lower_case, max_seq_length,
-                 max_query_length=64, max_answer_length=30, version_2_with_negative=False,
-                 null_score_diff_threshold=0.0, doc_stride=128, doc_stride_means="step",
-                 shapes="dynamic", jit_compile=False):
-        """Wraps a trained encoder and head.
-
-        Args:
-          encoder: A BertModel.
-          head: Its heads.SpanHead.
-          vocab_file: The vocab the model was trained with.
-          do_lower_case: As in training.
-          max_seq_length: As in training.
-          max_query_length: Question pieces kept, as in training.
-          max_answer_length: The longest answer, in pieces.
-          version_2_with_negative: Whether the model may answer "no answer".
-          null_score_diff_threshold: As QuestionAnsweringTask's.
-          doc_stride: Context pieces between the starts of windows, or
-            shared by consecutive windows.
-          doc_stride_means: "step" or "overlap", as in training.
-          shapes: One of served_model.SHAPES.
-          jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
-        """
-        super().__init__(name="bert_question_answering")
-        # Imported here, not at the top: text_ops loads tensorflow_text, about
-        # 116 MB of resident memory that only an export needs, not training.
-        from bert_tf.text import text_ops
-
-        self.encoder = encoder
-        self.head = head
-        self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
-        self.packer = text_ops.BertPacker(max_seq_length, self.tokenizer.vocab["[CLS]"],
-                                          self.tokenizer.vocab["[SEP]"])
-        self.model = served_model.ServedModel(self._logits, shapes, jit_compile)
-        self.max_seq_length = max_seq_length
-        self.max_query_length = max_query_length
-        self.max_answer_length = max_answer_length
-        self.version_2_with_negative = version_2_with_negative
-        self.null_score_diff_threshold = null_score_diff_threshold
-        self.doc_stride = doc_stride
-        self.doc_stride_means = doc_stride_means
-
-    def _logits(self, features):
-        """Packed windows -> {"start_logits", "end_logits"} [windows, seq]."""
-        sequence = self.encoder(features, training=False)["sequence_output"]
-        start_logits, end_logits = self.head(sequence)
-        return {"start_logits": start_logits, "end_logits": end_logits}
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="question"),
-                                  tf.TensorSpec([None], tf.string, name="context")])
-    def answer(self, question, context):
-        """Answers each question from its context; see the class docstring."""
-        # [batch, (words)] the context's words and their byte offsets in it.
-        words, byte_starts, byte_ends = self.tokenizer.split_words_with_offsets(context)
-        # [words, (pieces)] of every word of the batch. A word that
-        # tokenization deletes entirely has no piece, as in training.
-        pieces = self.tokenizer.tokenize(words.flat_values)
-        # [batch, (pieces)]: each context's pieces, back to back.
-        context_pieces = tf.RaggedTensor.from_row_lengths(
-            pieces.flat_values,
-            tf.math.unsorted_segment_sum(pieces.row_lengths(), words.value_rowids(),
-                                         num_segments=words.nrows()))
-        # [batch, (pieces)]
-        question_pieces = self.tokenizer.tokenize(question)[:, :self.max_query_length]
-        question_length = question_pieces.row_lengths()
-        # [windows] each
-        window_question, window_start, window_length = context_windows(
-            question_length, context_pieces.row_lengths(), self.max_seq_length,
-            self.doc_stride, self.doc_stride_means)
-        context_offset = context_pieces.row_starts()
-        # [windows, (pieces)]: each window's context pieces; they fit beside
-        # the question, so the packer cuts nothing.
-        piece_offset = tf.gather(context_offset, window_question) + window_start
-        window_pieces = tf.gather(
-            context_pieces.flat_values,
-            tf.ragged.range(piece_offset, piece_offset + window_length))
-        logits = self.model(self.packer(tf.gather(question_pieces, window_question),
-                                        window_pieces))
-        start_logits, end_logits = logits["start_logits"], logits["end_logits"]
-
-        # [windows]
-        context_start = tf.gather(question_length, window_question) + 2
-        allowed = max_context_starts(
-            window_question, window_start, window_length, context_offset, context_start,
-            tf.size(context_pieces.flat_values, out_type=tf.int64),
-            tf.shape(start_logits, out_type=tf.int64)[1])
-        start, end, score, found = best_spans(start_logits, end_logits, context_start,
-                                              window_length, self.max_answer_length, allowed)
-        # Each question's best window: the highest score among those that found a span.
-        num_questions = tf.shape(question, out_type=tf.int64)[0]
-        score = tf.where(found, score, -np.inf)
-        best_score = tf.math.unsorted_segment_max(score, window_question, num_questions)
-        window = tf.range(tf.size(window_question, out_type=tf.int64))
-        is_best = found & tf.equal(score, tf.gather(best_score, window_question))
-        best = tf.math.unsorted_segment_min(tf.where(is_best, window, tf.int64.max),
-                                            window_question, num_questions)
-        has_answer = tf.math.unsorted_segment_max(tf.cast(found, tf.int32), window_question,
-                                                  num_questions) > 0
-        # A question always has a window; one that found nothing points at 0.
-        best = tf.where(has_answer, best, 0)
-        score = tf.where(has_answer, tf.gather(score, best), 0.0)
-        if self.version_2_with_negative:
-            null_score = tf.math.unsorted_segment_min(
-                start_logits[:, 0] + end_logits[:, 0], window_question, num_questions)
-            answerable = null_score - score <= self.null_score_diff_threshold
-            score = tf.where(has_answer & ~answerable, null_score, score)
-            has_answer &= answerable
-
-        # Columns of the best window -> the batch's flat pieces -> their words
-        # -> byte offsets. Each table gets one spare entry, so that a batch
-        # without a single piece still gathers (at index 0, for rows without
-        # an answer).
-        def gather(values, indices):
-            return tf.gather(tf.concat([values, tf.zeros([1], values.dtype)], 0),
-                             tf.where(has_answer, indices, 0))
-
-        first_piece = gather(piece_offset, best) - gather(context_start, best)
-        piece_words = pieces.value_rowids()
-        byte_start = gather(byte_starts.flat_values,
-                            gather(piece_words, first_piece + gather(start, best)))
-        byte_end = gather(byte_ends.flat_values,
-                          gather(piece_words, first_piece + gather(end, best)))
-        text = tf.strings.substr(context, byte_start, byte_end - byte_start)
-        # Byte offsets to code point offsets: the length of the text before them.
-        char_start = tf.cast(tf.strings.length(
-            tf.strings.substr(context, tf.zeros_like(byte_start), byte_start),
-            unit="UTF8_CHAR"), tf.int64)
-        char_end = char_start + tf.cast(tf.strings.length(text, unit="UTF8_CHAR"), tf.int64)
-        none = -tf.ones_like(char_start)
-        return {
-            "answer_text": tf.where(has_answer, text, ""),
-            "answer_start": tf.where(has_answer, char_start, none),
-            "answer_end": tf.where(has_answer, char_end, none),
-            "score": score,
-            "has_answer": has_answer,
         }

@@ -4,12 +4,12 @@ A fine-tuning run that evaluates during training (finetune.run with
 eval_every_steps) scores its dev set every so many steps, and keeps beside
 its training checkpoints:
   eval_history.tsv  one row per evaluation: the step, then every metric of
-                    the task's score(), by name; rewritten whole after each
+                    the data's score(), by name; rewritten whole after each
                     evaluation, so that a kill leaves the previous complete
                     file, and easy to plot (pandas.read_csv(sep="\\t"));
   best/             the weights (encoder and heads, no optimizer) of the
-                    model that scored highest on the task's main metric
-                    (Task.main_metric), and best.json with its step, the
+                    model that scored highest on the data's main metric
+                    (FinetuneData.main_metric), and best.json with its step, the
                     metric, its value and every other metric. The folder is
                     replaced whole (io_utils.atomic_directory): a kill leaves
                     the previous best or the new one, never a mixture.
@@ -180,7 +180,7 @@ class BestKeeper:
     """Records each evaluation during training, keeps the best model, and says when to stop.
 
     Typical use (finetune.run):
-      keeper = BestKeeper(output_dir, task.main_metric, patience, trainer.global_step,
+      keeper = BestKeeper(output_dir, data.main_metric, patience, trainer.global_step,
                           trainer.is_chief, trainer.encoder, trainer.heads)
       ... after each evaluation at step:
       keeper.record(step, metrics)
@@ -195,7 +195,7 @@ class BestKeeper:
 
         Args:
           output_dir: The run's folder.
-          metric: The main metric's name, a key of the task's score().
+          metric: The main metric's name, a key of the data's score().
           patience: Stop after this many evaluations without gain; 0: never.
           global_step: The step the run starts (or resumes) from.
           is_chief: Whether this process writes to output_dir.
@@ -235,7 +235,7 @@ class BestKeeper:
 
         Args:
           step: The training step evaluated.
-          metrics: The task's score() at step.
+          metrics: The data's score() at step.
 
         Returns:
           Whether the model at step is the new best.

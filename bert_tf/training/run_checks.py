@@ -23,7 +23,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import cli
+from bert_tf import messages
 
 EVAL_RESULTS_FILE = "eval_results.txt"
 ALLOW_FLAG = "--allow_random_weights"
@@ -130,7 +130,7 @@ def warn_warmup(num_train_steps, num_warmup_steps, learning_rate):
     """
     if num_warmup_steps > num_train_steps:
         peak = learning_rate * num_train_steps / num_warmup_steps
-        cli.warn(f"--num_warmup_steps={num_warmup_steps} is more than --num_train_steps="
+        messages.warn(f"--num_warmup_steps={num_warmup_steps} is more than --num_train_steps="
                  f"{num_train_steps}: the learning rate only warms up, and peaks at {peak:.3g} "
                  f"of --learning_rate={learning_rate:g}")
 

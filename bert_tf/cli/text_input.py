@@ -28,7 +28,7 @@ import time
 
 from absl import app, flags, logging
 
-from bert_tf import cli
+from bert_tf import cli, messages
 from bert_tf.cli import path_flags
 from bert_tf.training.progress import format_duration
 
@@ -121,7 +121,7 @@ class TextInput:
                 raise app.UsageError(f"pairs need an even number of arguments, not {len(args)}")
             for number, text in enumerate(args, start=1):
                 if not text.strip():
-                    cli.warn(f"argument {number} is empty; its prediction reflects no text")
+                    messages.warn(f"argument {number} is empty; its prediction reflects no text")
             self._arguments = [tuple(args[i:i + size]) for i in range(0, len(args), size)]
             self.total = len(self._arguments)
         elif input_file != STDIN and stat.S_ISREG(os.stat(input_file).st_mode):
@@ -169,11 +169,11 @@ class TextInput:
         progress.finish()
         if self._nul_lines:
             count = "1 line holds" if self._nul_lines == 1 else f"{self._nul_lines} lines hold"
-            cli.warn(f"{self._file_name()}: {count} NUL bytes, read as spaces, the first line "
+            messages.warn(f"{self._file_name()}: {count} NUL bytes, read as spaces, the first line "
                      f"{self._first_nul}")
         if empty:
             count = "1 line" if empty == 1 else f"{empty} lines"
-            cli.warn(f"{self._file_name()}: {count} with an empty text, the first line "
+            messages.warn(f"{self._file_name()}: {count} with an empty text, the first line "
                      f"{first_empty}; their predictions reflect no text")
 
     def _columns(self, inputs):
@@ -241,7 +241,7 @@ class CutInputs:
         """
         self.cut.append(where)
         if len(self.cut) <= self.shown:
-            cli.warn(f"{where} is longer than the export's max_seq_length: its prediction "
+            messages.warn(f"{where} is longer than the export's max_seq_length: its prediction "
                      "reads its beginning only, as training did")
 
     def finish(self, total):
@@ -251,7 +251,7 @@ class CutInputs:
           total: How many inputs there were.
         """
         if self.cut:
-            cli.warn(f"{len(self.cut)} of {total} {self.noun} were cut to the export's "
+            messages.warn(f"{len(self.cut)} of {total} {self.noun} were cut to the export's "
                      f"max_seq_length, the first {self.cut[0]}")
 
 
