@@ -5,7 +5,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import glue
+from bert_tf import glue, labelled_data
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.records import record_specs
 from bert_tf.serving import served_model
@@ -34,12 +34,14 @@ class ClassificationTask(Task):
           num_labels: Classes (ignored for regression, which has one output).
           is_regression: Squared-error loss and a score instead of classes.
           glue_task: The GLUE task name whose metrics score() reports (f1,
-            mcc, pearson, ...), or None for loss and accuracy only.
+            mcc, pearson, ...), or None for data of one's own, which
+            labelled_data scores and writes.
           sentence_pairs: Whether the exported model's default signature
             takes pairs.
           max_seq_length: The records' sequence length.
           label_list: The label strings in id order, for a converted
-            checkpoint's id2label (hf_task_config); None: unnamed.
+            checkpoint's id2label (hf_task_config) and the export's label
+            names; None: unnamed.
         """
         self.num_labels = 1 if is_regression else num_labels
         self.label_list = None if is_regression or label_list is None else list(label_list)
@@ -98,11 +100,14 @@ class ClassificationTask(Task):
 
         Args:
           predictions: {"predictions": ...} over the real examples, in order.
-          references: A glue.GlueReferences with their label_ids.
+          references: A glue.GlueReferences with their label_ids; without
+            glue_task, a labelled_data.LabelledReferences.
 
         Returns:
-          glue.evaluation_metrics' dict.
+          glue.evaluation_metrics' dict, or labelled_data.score's.
         """
+        if self.glue_task is None:
+            return labelled_data.score(predictions["predictions"], references)
         return glue.evaluation_metrics(self.glue_task, predictions["predictions"],
                                        np.asarray(references.label_ids), self.is_regression)
 
@@ -123,16 +128,18 @@ class ClassificationTask(Task):
         test_results_<split>.tsv for each. The submission file is named by
         the GLUE task's processor (e.g. MNLI-m.tsv).
 
+        Without glue_task: test_results.tsv and the predictions file with
+        the labels' names (labelled_data.write_outputs).
+
         Args:
           predictions: {"predictions": ...} over the real examples, in order.
-          references: A glue.GlueReferences with their examples and split.
+          references: A glue.GlueReferences with their examples and split;
+            without glue_task, a labelled_data.LabelledReferences.
           output_dir: The folder to write them in.
-
-        Raises:
-          ValueError: for a task built without glue_task.
         """
         if self.glue_task is None:
-            raise ValueError("the output files name a GLUE task: give glue_task")
+            labelled_data.write_outputs(predictions["predictions"], references, output_dir)
+            return
         processor = glue.get_processor(self.glue_task)
         suffix = "" if len(processor.predict_splits) == 1 else f"_{references.split}"
         glue.write_test_results(os.path.join(output_dir, f"test_results{suffix}.tsv"),
@@ -145,7 +152,7 @@ class ClassificationTask(Task):
         """A ClassificationServingModule with "single", "pair" and "serving_default"."""
         module = ClassificationServingModule(encoder, heads[_CLASSIFIER], vocab_file, do_lower_case,
                                          max_seq_length, self.is_regression, shapes,
-                                             jit_compile)
+                                             jit_compile, self.label_list)
         signatures = {"single": module.single, "pair": module.pair,
                       "serving_default": module.pair if self.sentence_pairs else module.single}
         return module, signatures
@@ -160,13 +167,14 @@ class ClassificationServingModule(tf.Module):
     Signatures:
       single: text_a [batch] string -> probabilities [batch, num_labels],
         predictions [batch] (int64 class ids; for regression: the score),
-        truncated [batch] bool (the input had more word pieces than fit
+        labels [batch] string (the predicted label's name; only when the
+        labels' names were given), truncated [batch] bool (the input had more word pieces than fit
         max_seq_length, and was cut as in training).
       pair: text_a, text_b [batch] strings -> the same.
     """
 
     def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
-                 is_regression=False, shapes="dynamic", jit_compile=False):
+                 is_regression=False, shapes="dynamic", jit_compile=False, label_list=None):
         """Wraps a trained encoder and head.
 
         Args:
@@ -178,6 +186,8 @@ class ClassificationServingModule(tf.Module):
           is_regression: Whether the head outputs a score (STS-B).
           shapes: One of served_model.SHAPES.
           jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
+          label_list: The labels' names in id order, which the "labels" output
+            gives; None: no such output.
         """
         super().__init__(name="bert_classifier")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
@@ -191,6 +201,7 @@ class ClassificationServingModule(tf.Module):
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
         self.model = served_model.ServedModel(self._logits, shapes, jit_compile)
         self.is_regression = is_regression
+        self.label_names = None if label_list is None else tf.constant(list(label_list))
 
     def _logits(self, features):
         """Packed inputs -> {"logits": [batch, num_labels]}."""
@@ -207,8 +218,11 @@ class ClassificationServingModule(tf.Module):
             return {"probabilities": logits, "predictions": logits[:, 0],
                     "truncated": truncated}
         probabilities = tf.nn.softmax(logits, axis=-1)
-        return {"probabilities": probabilities,
-                "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}
+        outputs = {"probabilities": probabilities,
+                   "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}
+        if self.label_names is not None:
+            outputs["labels"] = tf.gather(self.label_names, outputs["predictions"])
+        return outputs
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a")])
     def single(self, text_a):
