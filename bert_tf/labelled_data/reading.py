@@ -171,7 +171,9 @@ def read_table(path, flag, delimiter=None):
                         f"{len(header)} (delimiter {separator!r})")
                 rows.append((line, cells))
         except csv.Error as error:
-            raise LabelledDataError(f"{path}:{reader.line_num}: {error}") from error
+            raise LabelledDataError(
+                f"{path}:{reader.line_num}: {error} (a CSV cell with a quote in it is quoted "
+                'whole, its quotes doubled: "say ""hi""")') from error
     if header is None:
         raise LabelledDataError(f"{path}: the file is empty: it needs a header row and rows")
     return Table(path, header, tuple(rows))

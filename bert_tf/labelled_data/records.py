@@ -222,8 +222,8 @@ class LabelledData(finetune_data.FinetuneData):
                     value = label_lists.parse_cell(cells[label], self.problem_type,
                                                    self.config.label_separator)
                 except ValueError as error:
-                    raise LabelledDataError(f"{table.path}:{line}: {error} (column "
-                                            f"{self.columns['label']!r})") from None
+                    raise LabelledDataError(f"{table.path}:{line}: column "
+                                            f"{self.columns['label']!r}: {error}") from None
             examples.append(Example(
                 guid=cells[id_index] if id_index is not None else str(line), line=line,
                 text_a=cells[text], text_b=cells[text_b] if text_b is not None else None,
