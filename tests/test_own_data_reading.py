@@ -46,7 +46,8 @@ def test_tsv_quotes_are_text_and_other_extensions_need_a_delimiter(tmp_path):
 
 
 @pytest.mark.parametrize("text,message", [
-    ('text,label\n"Great" film,pos\n', "a.csv:2: ',' expected after '\"' \\(a CSV cell with a quote"),
+    ('text,label\n"Great" film,pos\n',
+     "a.csv:2: ',' expected after '\"' \\(a CSV cell with a quote in it is quoted whole"),
     ("text,label\nfine,pos,extra\n", "a.csv:2: 3 columns, but the header has 2"),
     ("text,text\nfine,pos\n", "a.csv:1: the header names text more than once"),
     ("", "a.csv: the file is empty"),
