@@ -206,3 +206,9 @@ def test_the_shipped_example_has_five_labels():
         predict_file=os.path.join(EXAMPLE, "test.csv")))
     example.read(["train", "dev", "test"])
     assert example.labels() == ["account", "billing", "bug", "feature", "praise"]
+
+
+def test_an_action_without_its_file_names_the_flag():
+    with pytest.raises(LabelledDataError, match=r"--do_eval \(or --eval_every_steps\) needs "
+                                                "--eval_file"):
+        data(labelled_data.LabelledDataConfig()).read(["dev"])

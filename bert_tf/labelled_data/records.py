@@ -36,7 +36,7 @@ from bert_tf.training import run_dir
 
 # The flag that names each split's file, and the action that reads it.
 _FILE_FLAGS = {"train": ("--train_file", "--do_train"),
-               "dev": ("--eval_file", "--do_eval and --eval_every_steps"),
+               "dev": ("--eval_file", "--do_eval (or --eval_every_steps)"),
                "test": ("--predict_file", "--do_predict")}
 
 
@@ -133,8 +133,7 @@ class LabelledData(finetune_data.FinetuneData):
                 "test": self.config.predict_file}[split]
         if not path:
             flag, action = _FILE_FLAGS[split]
-            raise LabelledDataError(f"{action} need {flag}" if " and " in action
-                                    else f"{action} needs {flag}")
+            raise LabelledDataError(f"{action} needs {flag}")
         return path
 
     @property
