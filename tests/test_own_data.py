@@ -3,7 +3,8 @@
 Three runs, each shared by the tests of its problem type: the shipped
 five-label CSV (data/own_data_example/), a multi-label CSV and a regression
 TSV of pairs, each trained, evaluated, predicted and exported on a tiny
-random BERT (2 layers, hidden 32). Every output must name the labels; bad
+random BERT (2 layers, hidden 32); the multi-label model is exported by a
+later run with --export_dir alone, which reads the labels back. Every output must name the labels; bad
 files must end in one line naming the file, line and column.
 
 The runs go through cli.run in this process, as a user's command line does
@@ -86,13 +87,12 @@ def checkpoint(tmp_path_factory):
     return prefix
 
 
-def train_flags(checkpoint, output_dir, export_dir, *extra):
-    """One epoch of tiny batches, every action, no XLA."""
+def train_flags(checkpoint, output_dir):
+    """One epoch of tiny batches, train, evaluate and predict, no XLA."""
     return ["--do_train", "--do_eval", "--do_predict", f"--init_checkpoint={checkpoint}",
-            "--do_lower_case=false", f"--output_dir={output_dir}", f"--export_dir={export_dir}",
-            "--max_seq_length=32", "--train_batch_size=4", "--eval_batch_size=4",
-            "--predict_batch_size=3", "--num_train_epochs=1", "--learning_rate=1e-3",
-            "--jit_compile=false", "--seed=1", *extra]
+            "--do_lower_case=false", f"--output_dir={output_dir}", "--max_seq_length=32",
+            "--train_batch_size=4", "--eval_batch_size=4", "--predict_batch_size=3",
+            "--num_train_epochs=1", "--learning_rate=1e-3", "--jit_compile=false", "--seed=1"]
 
 
 def served(export_dir, signature, **texts):
@@ -108,9 +108,10 @@ def served(export_dir, signature, **texts):
 def single_run(checkpoint, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("single")
     output_dir, export_dir = tmp / "out", tmp / "model"
-    result = run_classifier( f"--train_file={EXAMPLE}/train.csv",
-                        f"--eval_file={EXAMPLE}/dev.csv", f"--predict_file={EXAMPLE}/test.csv",
-                        *train_flags(checkpoint, output_dir, export_dir))
+    result = run_classifier(f"--train_file={EXAMPLE}/train.csv",
+                            f"--eval_file={EXAMPLE}/dev.csv",
+                            f"--predict_file={EXAMPLE}/test.csv",
+                            *train_flags(checkpoint, output_dir), f"--export_dir={export_dir}")
     assert result[0] == 0, result[1][-3000:]
     return output_dir, export_dir
 
@@ -192,9 +193,10 @@ def test_a_bad_file_is_one_line_naming_file_line_and_column(checkpoint, tmp_path
         flags = ["--label_column=category"]
         expected = (f"{train}:1: no column 'category' (--label_column); its columns are: id, "
                     "text, label")
-    result = run_classifier( "--do_train", f"--train_file={train}",
-                        f"--init_checkpoint={checkpoint}", f"--output_dir={tmp_path / 'out'}",
-                        "--do_lower_case=false", "--max_seq_length=32", *flags)
+    result = run_classifier("--do_train", f"--train_file={train}",
+                            f"--init_checkpoint={checkpoint}",
+                            f"--output_dir={tmp_path / 'out'}", "--do_lower_case=false",
+                            "--max_seq_length=32", *flags)
     assert one_error_line(result) == f"run_classifier.py: error: {expected}"
     assert not (tmp_path / "out" / "label_list.txt").exists()
 
@@ -217,12 +219,17 @@ def multi_run(checkpoint, tmp_path_factory):
     write_multi_label(tmp / "train.csv", 12, 0)
     write_multi_label(tmp / "dev.csv", 7, 1)
     output_dir, export_dir = tmp / "out", tmp / "model"
-    result = run_classifier( "--problem_type=multi_label",
-                        f"--train_file={tmp / 'train.csv'}", f"--eval_file={tmp / 'dev.csv'}",
-                        f"--predict_file={tmp / 'dev.csv'}", "--threshold=0.5",
-                        # The labels are no sequence: dynamic padding must leave them whole.
-                        "--dynamic_padding",
-                        *train_flags(checkpoint, output_dir, export_dir))
+    result = run_classifier("--problem_type=multi_label",
+                            f"--train_file={tmp / 'train.csv'}", f"--eval_file={tmp / 'dev.csv'}",
+                            f"--predict_file={tmp / 'dev.csv'}", "--threshold=0.5",
+                            # The labels are no sequence: dynamic padding must leave them whole.
+                            "--dynamic_padding", *train_flags(checkpoint, output_dir))
+    assert result[0] == 0, result[1][-3000:]
+    # The export alone, later: the labels come from output_dir's label_list.txt.
+    result = run_classifier("--problem_type=multi_label", f"--output_dir={output_dir}",
+                            f"--init_checkpoint={checkpoint}", "--do_lower_case=false",
+                            "--max_seq_length=32", "--jit_compile=false",
+                            f"--export_dir={export_dir}")
     assert result[0] == 0, result[1][-3000:]
     return tmp, output_dir, export_dir
 
@@ -273,10 +280,11 @@ def regression_run(checkpoint, tmp_path_factory):
             f.write(f"{' '.join(rng.choice(WORDS, 5))}\t{' '.join(rng.choice(WORDS, 4))}\t"
                     f"{i % 5}.5\n")
     output_dir, export_dir = tmp / "out", tmp / "model"
-    result = run_classifier( "--problem_type=regression",
-                        "--label_column=score", f"--train_file={tmp / 'train.tsv'}",
-                        f"--eval_file={tmp / 'train.tsv'}", f"--predict_file={tmp / 'train.tsv'}",
-                        *train_flags(checkpoint, output_dir, export_dir))
+    result = run_classifier("--problem_type=regression", "--label_column=score",
+                            f"--train_file={tmp / 'train.tsv'}",
+                            f"--eval_file={tmp / 'train.tsv'}",
+                            f"--predict_file={tmp / 'train.tsv'}",
+                            *train_flags(checkpoint, output_dir), f"--export_dir={export_dir}")
     assert result[0] == 0, result[1][-3000:]
     return tmp, output_dir, export_dir
 
@@ -300,10 +308,9 @@ def test_a_regression_value_that_is_no_number_is_one_line(regression_run, checkp
                                                          tmp_path):
     train = tmp_path / "train.tsv"
     train.write_text("sentence1\tsentence2\tscore\nthe man\tthe dog\thigh\n", encoding="utf-8")
-    result = run_classifier( "--problem_type=regression", "--label_column=score",
-                        "--do_eval", f"--eval_file={train}",
-                        f"--output_dir={regression_run[1]}", f"--init_checkpoint={checkpoint}",
-                        "--do_lower_case=false",
-                        "--max_seq_length=32")
+    result = run_classifier("--problem_type=regression", "--label_column=score", "--do_eval",
+                            f"--eval_file={train}", f"--output_dir={regression_run[1]}",
+                            f"--init_checkpoint={checkpoint}", "--do_lower_case=false",
+                            "--max_seq_length=32")
     assert one_error_line(result) == (f"run_classifier.py: error: {train}:2: column 'score': "
                                       "'high' is not a number (--problem_type=regression)")
