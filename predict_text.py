@@ -17,9 +17,10 @@ seconds.
 Each line is: the prediction (the label's name; for a multi-label model
 the names of every label at or above its threshold, joined by its label
 separator; for regression the value; the class id for exports without
-label names), the probabilities (in label_list.txt's order), the sentence (tabs,
-newlines and control characters in it written as backslash escapes, so that
-they cannot break the line), in input order. An empty sentence is
+label names), the probabilities (in the labels' order, label_list.txt's for
+data of your own), the sentence (tabs, newlines and control characters in
+it written as backslash escapes, so that they cannot break the line), in
+input order. An empty sentence is
 classified, with a warning; so is a line of NUL bytes alone (a NUL is read
 as a space, so that the words around it stay apart). A sentence (or pair)
 longer than the export's max_seq_length is cut as training cut it: the

@@ -4,8 +4,9 @@ Three runs, each shared by the tests of its problem type: the shipped
 five-label CSV (data/own_data_example/), a multi-label CSV and a regression
 TSV of pairs, each trained, evaluated, predicted and exported on a tiny
 random BERT (2 layers, hidden 32); the multi-label model is exported by a
-later run with --export_dir alone, which reads the labels back. Every output must name the labels; bad
-files must end in one line naming the file, line and column.
+later run with --export_dir alone, which reads the labels back. Every
+output must name the labels; bad files must end in one line naming the
+file, line and column.
 
 The runs go through cli.run in this process, as a user's command line does
 (flags parsed by absl, errors printed as one line), which saves a TensorFlow

@@ -168,8 +168,9 @@ class ClassificationServingModule(tf.Module):
       single: text_a [batch] string -> probabilities [batch, num_labels],
         predictions [batch] (int64 class ids; for regression: the score),
         labels [batch] string (the predicted label's name; only when the
-        labels' names were given), truncated [batch] bool (the input had more word pieces than fit
-        max_seq_length, and was cut as in training).
+        labels' names were given), truncated [batch] bool (the input had
+        more word pieces than fit max_seq_length, and was cut as in
+        training).
       pair: text_a, text_b [batch] strings -> the same.
     """
 
