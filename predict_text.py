@@ -14,9 +14,13 @@ them; from stdin, each batch runs as its lines come. The lines are written
 in input order as soon as they are done, and progress is logged every few
 seconds.
 
-Each line is: the predicted class, the probabilities, the sentence (tabs,
-newlines and control characters in it written as backslash escapes, so that
-they cannot break the line), in input order. An empty sentence is
+Each line is: the prediction (the label's name; for a multi-label model
+the names of every label at or above its threshold, joined by its label
+separator; for regression the value; the class id for exports without
+label names), the probabilities (in the labels' order, label_list.txt's for
+data of your own), the sentence (tabs, newlines and control characters in
+it written as backslash escapes, so that they cannot break the line), in
+input order. An empty sentence is
 classified, with a warning; so is a line of NUL bytes alone (a NUL is read
 as a space, so that the words around it stay apart). A sentence (or pair)
 longer than the export's max_seq_length is cut as training cut it: the
@@ -43,19 +47,23 @@ def main(argv):
     # How a warning names an input: its line, or its place among the arguments.
     unit = "line" if FLAGS.input_file else ("pair" if FLAGS.pair else "argument")
     number, cut = 0, text_input.CutInputs()
+    # A multi-label export is served alike; any other task is refused (check_task).
+    info = export_runner.read_info(FLAGS.export_dir) or {}
+    task = "MultiLabelTask" if info.get("task") == "MultiLabelTask" else "ClassificationTask"
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, signature,
                                                   texts.batches(FLAGS.batch_size),
-                                                  "ClassificationTask", names,
-                                                  texts.sort_window):
+                                                  task, names, texts.sort_window):
             shown = [" ||| ".join(pair) for pair in zip(*inputs.values(), strict=True)]
             # Exports from before they said which inputs they cut: none known.
             truncated = outputs.get("truncated", [False] * len(shown))
-            for text, prediction, probabilities, was_cut in zip(
-                    shown, outputs["predictions"], outputs["probabilities"], truncated,
-                    strict=True):
+            # The labels' names, where the export has them.
+            answers = [label.decode("utf-8") for label in outputs["labels"]] if (
+                "labels" in outputs) else outputs["predictions"]
+            for text, answer, probabilities, was_cut in zip(
+                    shown, answers, outputs["probabilities"], truncated, strict=True):
                 number += 1
-                out.write(f"{prediction}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
+                out.write(f"{answer}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
                           f"{cli.printable(text)}\n")
                 if was_cut:
                     cut.add(f"{unit} {number}")

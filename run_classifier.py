@@ -1,4 +1,4 @@
-"""Fine-tunes BERT on a GLUE task: train, evaluate, predict, export.
+"""Fine-tunes BERT on a GLUE task or on your own CSV or TSV: train, evaluate, predict, export.
 
 The original README's command line runs unchanged, e.g. for MRPC:
 
@@ -14,13 +14,28 @@ config.json are then used when --vocab_file and --bert_config_file are not
 given) or a bert_tf pretraining output_dir. --tfds_name=glue/<task> reads the
 data through TensorFlow Datasets instead of --data_dir. --export_dir writes a
 SavedModel that takes raw text.
+
+Your own data instead of a GLUE task: --train_file, --eval_file and
+--predict_file, each a .csv or .tsv with a header row, without --task_name:
+
+  python run_classifier.py --train_file=tickets.csv --eval_file=dev.csv \\
+    --predict_file=new.csv --text_column=text --label_column=label \\
+    --do_train=true --do_eval=true --do_predict=true \\
+    --init_checkpoint=$BERT_BASE_DIR/bert_model.ckpt --output_dir=/tmp/tickets \\
+    --export_dir=/tmp/tickets_model
+
+--problem_type=multi_label reads several labels per cell (--label_separator)
+and regression a number. The labels (--labels, --labels_file, else the
+training file's, sorted) are written to output_dir/label_list.txt; every
+output names them: eval_results.txt's per-label scores, predictions.csv, the
+export's "labels" output and predict_text.py's lines.
 """
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, glue
-from bert_tf.cli import script_flags
-from bert_tf.tasks import ClassificationTask
+from bert_tf import cli, finetune, glue, labelled_data
+from bert_tf.cli import labelled_data_flags, script_flags
+from bert_tf.tasks import ClassificationTask, MultiLabelTask
 
 FLAGS = flags.FLAGS
 
@@ -28,16 +43,29 @@ flags.DEFINE_string("data_dir", None, "Folder with the task's .tsv files (GLUE l
 flags.DEFINE_string(
     "tfds_name", None, "Read the task from TensorFlow Datasets instead, e.g. glue/mrpc.")
 flags.DEFINE_string(
-    "task_name", None, f"The task, case-insensitive: {', '.join(sorted(glue.PROCESSORS))}.")
+    "task_name", None, f"The GLUE task, case-insensitive: {', '.join(sorted(glue.PROCESSORS))}; "
+    "leave it out for your own data (--train_file, --eval_file, --predict_file).")
+labelled_data_flags.define_flags()
 script_flags.define_finetuning_script_flags()
 # Show the shared flags in --help, not only --helpfull.
 flags.adopt_module_key_flags(script_flags)
-flags.mark_flags_as_required(["task_name", "output_dir"])
+flags.adopt_module_key_flags(labelled_data_flags)
+flags.mark_flags_as_required(["output_dir"])
 
 
 def main(_):
     config = script_flags.finetune_config(FLAGS)
     export_only = finetune.check_actions(config)
+    if not FLAGS.task_name:
+        if not (labelled_data_flags.given(FLAGS) or export_only):
+            raise app.UsageError("Give --task_name (a GLUE task), or --train_file, "
+                                 "--eval_file or --predict_file (your own CSV or TSV).")
+        own_data_main(config)
+        return
+    if labelled_data_flags.given(FLAGS):
+        raise app.UsageError("--task_name reads a GLUE task; --train_file, --eval_file, "
+                             "--predict_file and their column and label flags your own "
+                             "data: give one or the other.")
     if not (FLAGS.data_dir or FLAGS.tfds_name or export_only):
         raise app.UsageError("Give --data_dir (GLUE .tsv files) or --tfds_name.")
     processor = glue.get_processor(FLAGS.task_name)
@@ -51,6 +79,28 @@ def main(_):
                               label_list=processor.get_labels())
     data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length, FLAGS.data_dir,
                          FLAGS.tfds_name)
+    finetune.run(config, task, data, files, runtime)
+
+
+def own_data_main(config):
+    """Fine-tunes on your own CSV or TSV files (labelled_data)."""
+    if FLAGS.data_dir or FLAGS.tfds_name:
+        raise app.UsageError("--data_dir and --tfds_name read a GLUE task: give --task_name.")
+    data_config = labelled_data_flags.config(FLAGS)
+    files, runtime = finetune.start(config)
+    data = labelled_data.LabelledData(data_config, files.tokenizer(), config.max_seq_length,
+                                      FLAGS.output_dir)
+    # The labels may come from the training file: read before the task.
+    data.read(finetune.splits_to_read(data, config))
+    labels = data.labels()
+    if data_config.problem_type == labelled_data.MULTI_LABEL:
+        task = MultiLabelTask(labels, config.max_seq_length, data_config.threshold,
+                              data.sentence_pairs, data_config.label_separator)
+    else:
+        regression = data_config.problem_type == labelled_data.REGRESSION
+        task = ClassificationTask(len(labels), regression, sentence_pairs=data.sentence_pairs,
+                                  max_seq_length=config.max_seq_length,
+                                  label_list=labels or None)
     finetune.run(config, task, data, files, runtime)
 
 

@@ -90,3 +90,5 @@ def test_notebook_runs_in_tiny_mode(tmp_path, monkeypatch):
     for sentence in probe["sentences"]:
         line = next(line for line in text.splitlines() if line.endswith(sentence))
         assert "negative" in line and "positive" in line
+    # Your own data: the shipped tickets' predictions, by label name.
+    assert "id,text,label,account,billing,bug,feature,praise\n201,I was charged twice" in text

@@ -108,6 +108,29 @@ def classification_features(max_seq_length, is_regression=False):
     )
 
 
+def multi_label_features(max_seq_length, num_labels):
+    """The features of a multi-label classification record (labelled_data, MultiLabelTask).
+
+    Args:
+      max_seq_length: tokens per sequence, [CLS] and [SEP]s included.
+      num_labels: the labels an example may have any number of.
+
+    Returns:
+      A tuple of FeatureSpec: classification_features()' input_ids,
+      input_mask, segment_ids and is_real_example, and label_ids: [num_labels,
+      1] float32, 1.0 for each label the example has (multi-hot). The labels
+      are a leading axis, not the length, so that --dynamic_padding, which
+      cuts every feature as long as input_ids, never cuts them.
+    """
+    return (
+        FeatureSpec("input_ids", max_seq_length, INT64),
+        FeatureSpec("input_mask", max_seq_length, INT64),
+        FeatureSpec("segment_ids", max_seq_length, INT64),
+        FeatureSpec("label_ids", 1, FLOAT32, leading_shape=(num_labels,)),
+        FeatureSpec("is_real_example", 1, INT64),
+    )
+
+
 def tagging_features(max_seq_length):
     """The features of a token tagging record: one window of one sentence (run_ner.py).
 

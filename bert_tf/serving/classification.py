@@ -20,7 +20,8 @@ def serving_module(task, encoder, heads, vocab_file, do_lower_case, max_seq_leng
 
     Args:
       task: The tasks.ClassificationTask trained (is_regression;
-        sentence_pairs picks the default signature).
+        sentence_pairs picks the default signature; label_list names the
+        classes in the "labels" output).
       encoder: The trained BertModel.
       heads: Its heads.
       vocab_file: The vocab it was trained with.
@@ -34,7 +35,8 @@ def serving_module(task, encoder, heads, vocab_file, do_lower_case, max_seq_leng
     """
     module = ClassificationServingModule(encoder, heads[ClassifierHead.checkpoint_key],
                                          vocab_file, do_lower_case, max_seq_length,
-                                         task.is_regression, shapes, jit_compile)
+                                         task.is_regression, shapes, jit_compile,
+                                         task.label_list)
     signatures = {"single": module.single, "pair": module.pair,
                   "serving_default": module.pair if task.sentence_pairs else module.single}
     return module, signatures
@@ -49,13 +51,14 @@ class ClassificationServingModule(tf.Module):
     Signatures:
       single: text_a [batch] string -> probabilities [batch, num_labels],
         predictions [batch] (int64 class ids; for regression: the score),
-        truncated [batch] bool (the input had more word pieces than fit
+        labels [batch] string (the predicted class's name; only when the
+        classes' names were given), truncated [batch] bool (the input had more word pieces than fit
         max_seq_length, and was cut as in training).
       pair: text_a, text_b [batch] strings -> the same.
     """
 
     def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
-                 is_regression=False, shapes="dynamic", jit_compile=False):
+                 is_regression=False, shapes="dynamic", jit_compile=False, label_list=None):
         """Wraps a trained encoder and head.
 
         Args:
@@ -67,6 +70,8 @@ class ClassificationServingModule(tf.Module):
           is_regression: Whether the head outputs a score (STS-B).
           shapes: One of served_model.SHAPES.
           jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
+          label_list: The classes' names in id order, which the "labels" output
+            gives; None: no such output.
         """
         super().__init__(name="bert_classifier")
         # Imported here, not at the top: text_ops loads tensorflow_text, about
@@ -80,6 +85,7 @@ class ClassificationServingModule(tf.Module):
             max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
         self.model = served_model.ServedModel(self._logits, shapes, jit_compile)
         self.is_regression = is_regression
+        self.label_names = None if label_list is None else tf.constant(list(label_list))
 
     def _logits(self, features):
         """Packed inputs -> {"logits": [batch, num_labels]}."""
@@ -96,8 +102,11 @@ class ClassificationServingModule(tf.Module):
             return {"probabilities": logits, "predictions": logits[:, 0],
                     "truncated": truncated}
         probabilities = tf.nn.softmax(logits, axis=-1)
-        return {"probabilities": probabilities,
-                "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}
+        outputs = {"probabilities": probabilities,
+                   "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}
+        if self.label_names is not None:
+            outputs["labels"] = tf.gather(self.label_names, outputs["predictions"])
+        return outputs
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a")])
     def single(self, text_a):

@@ -1,7 +1,7 @@
 """Which serving module exports which task: the one table of the task families' exports.
 
 Each family's raw-text export is a module of this folder (classification.py,
-tagging.py, question_answering.py, multiple_choice.py) with two public names:
+multi_label.py, tagging.py, question_answering.py, multiple_choice.py) with two public names:
 
   serving_module(task, encoder, heads, vocab_file, do_lower_case,
                  max_seq_length, shapes, jit_compile)
@@ -17,9 +17,16 @@ without a line (pretraining) has no raw-text export. The tasks know nothing
 of serving: this table points from serving to them.
 """
 
-from bert_tf.serving import classification, multiple_choice, question_answering, tagging
+from bert_tf.serving import (
+    classification,
+    multi_label,
+    multiple_choice,
+    question_answering,
+    tagging,
+)
 from bert_tf.tasks import (
     ClassificationTask,
+    MultiLabelTask,
     MultipleChoiceTask,
     QuestionAnsweringTask,
     TaggingTask,
@@ -29,6 +36,7 @@ from bert_tf.tasks import (
 # by its own line if it has one, else by its nearest base class's.
 SERVING_MODULES = {
     ClassificationTask: classification,
+    MultiLabelTask: multi_label,
     MultipleChoiceTask: multiple_choice,
     QuestionAnsweringTask: question_answering,
     TaggingTask: tagging,

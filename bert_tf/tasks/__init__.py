@@ -9,10 +9,11 @@ belongs to serving/. A task imports neither.
 
 from bert_tf.tasks.base import Task
 from bert_tf.tasks.classification import ClassificationTask
+from bert_tf.tasks.multi_label import MultiLabelTask
 from bert_tf.tasks.multiple_choice import MultipleChoiceTask
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.tasks.question_answering import QuestionAnsweringTask
 from bert_tf.tasks.tagging import TaggingTask
 
-__all__ = ["ClassificationTask", "MultipleChoiceTask", "PretrainingTask",
+__all__ = ["ClassificationTask", "MultiLabelTask", "MultipleChoiceTask", "PretrainingTask",
            "QuestionAnsweringTask", "TaggingTask", "Task"]
