@@ -129,7 +129,13 @@ def run(main, argv=None):
             print(f"{program}: interrupted by {'SIGTERM' if terminated else 'Ctrl-C'}"
                   f"{' ' + where if where else ''}", file=sys.stderr)
             # The shell's status for a process a signal ended: 128 + its number.
-            sys.exit(128 + (signal.SIGTERM if terminated else signal.SIGINT))
+            # os._exit, not sys.exit: TensorFlow's input threads may still be
+            # running, and the interpreter's teardown around them can crash with
+            # SIGSEGV; training saves nothing on an interrupt (the run resumes
+            # from its last checkpoint), so nothing is left to finish.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(128 + (signal.SIGTERM if terminated else signal.SIGINT))
 
     def parse_flags(args):
         # absl's own parser prints two lines; a bad flag value gets one.
