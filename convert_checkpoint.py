@@ -18,8 +18,7 @@ from absl import flags
 
 import bert_tf.tasks  # noqa: F401  (defines every task's heads, which heads.head_types() finds)
 from bert_tf import cli
-from bert_tf.interop import tf_hub
-from bert_tf.model import checkpoints, heads
+from bert_tf.model import checkpoints, heads, tf_hub
 
 flags.DEFINE_string(
     "input", None,

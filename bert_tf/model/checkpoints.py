@@ -9,7 +9,7 @@ loaded, what it left at its initial value (a new head) and what it skipped
 an encoder tensor that maps to nothing, a head stored only in part, or a
 shape mismatch is an error that names the variable.
 
-A TF Hub encoder SavedModel and a keras-hub preset folder (bert_tf/interop/)
+A TF Hub encoder SavedModel and a keras-hub preset folder (bert_tf/model/)
 load like checkpoints: their weights are read under the names of a format
 (google), and convert() writes them (OUTPUT_FORMATS).
 
@@ -33,7 +33,7 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from bert_tf import io_utils
-from bert_tf.interop import keras_hub, tf_hub
+from bert_tf.model import keras_hub, tf_hub
 from bert_tf.model.checkpoint_names import (
     ENCODER,
     ENCODER_PREFIXES,
