@@ -58,7 +58,8 @@ class ClassificationServingModule(tf.Module):
     """
 
     def __init__(self, encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
-                 is_regression=False, shapes="dynamic", jit_compile=False, label_list=None):
+                 is_regression=False, shapes="dynamic", jit_compile=False, label_list=None,
+                 name="bert_classifier"):
         """Wraps a trained encoder and head.
 
         Args:
@@ -72,8 +73,9 @@ class ClassificationServingModule(tf.Module):
           jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
           label_list: The classes' names in id order, which the "labels" output
             gives; None: no such output.
+          name: The tf.Module's name.
         """
-        super().__init__(name="bert_classifier")
+        super().__init__(name=name)
         # Imported here, not at the top: text_ops loads tensorflow_text, about
         # 116 MB of resident memory that only an export needs, not training.
         from bert_tf.text import text_ops
@@ -98,12 +100,15 @@ class ClassificationServingModule(tf.Module):
         # [CLS] and a [SEP] after each segment take places too.
         pieces = tf.add_n([segment.row_lengths() for segment in segments])
         truncated = pieces + len(segments) + 1 > self.packer.max_seq_length
+        return {**self._outputs(logits), "truncated": truncated}
+
+    def _outputs(self, logits):
+        """Logits [batch, num_labels] -> probabilities, predictions and labels."""
         if self.is_regression:
-            return {"probabilities": logits, "predictions": logits[:, 0],
-                    "truncated": truncated}
+            return {"probabilities": logits, "predictions": logits[:, 0]}
         probabilities = tf.nn.softmax(logits, axis=-1)
         outputs = {"probabilities": probabilities,
-                   "predictions": tf.argmax(probabilities, axis=-1), "truncated": truncated}
+                   "predictions": tf.argmax(probabilities, axis=-1)}
         if self.label_names is not None:
             outputs["labels"] = tf.gather(self.label_names, outputs["predictions"])
         return outputs

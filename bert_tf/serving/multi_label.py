@@ -9,7 +9,7 @@
 import tensorflow as tf
 
 from bert_tf.model.heads import ClassifierHead
-from bert_tf.serving import served_model
+from bert_tf.serving.classification import ClassificationServingModule
 
 # The script that runs this export on a file; the export records it.
 TOOL = "predict_text.py"
@@ -42,9 +42,8 @@ def serving_module(task, encoder, heads, vocab_file, do_lower_case, max_seq_leng
     return module, signatures
 
 
-class MultiLabelServingModule(tf.Module):
-    """Labels raw text: tokenizes in the graph, runs the encoder and the head, one sigmoid
-    per label.
+class MultiLabelServingModule(ClassificationServingModule):
+    """Labels raw text: a ClassificationServingModule with one sigmoid per label.
 
     Signatures:
       single: text_a [batch] string -> probabilities [batch, num_labels]
@@ -73,48 +72,18 @@ class MultiLabelServingModule(tf.Module):
           shapes: One of served_model.SHAPES.
           jit_compile: Whether the model runs XLA-compiled (served_model.ServedModel).
         """
-        super().__init__(name="bert_multi_label_classifier")
-        # Imported here, not at the top: text_ops loads tensorflow_text, about
-        # 116 MB of resident memory that only an export needs, not training.
-        from bert_tf.text import text_ops
-
-        self.encoder = encoder
-        self.classifier_head = classifier_head
-        self.tokenizer = text_ops.BertTextTokenizer(vocab_file, do_lower_case=do_lower_case)
-        self.packer = text_ops.BertPacker(
-            max_seq_length, self.tokenizer.vocab["[CLS]"], self.tokenizer.vocab["[SEP]"])
-        self.model = served_model.ServedModel(self._logits, shapes, jit_compile)
-        self.label_names = tf.constant(list(label_list))
+        super().__init__(encoder, classifier_head, vocab_file, do_lower_case, max_seq_length,
+                         shapes=shapes, jit_compile=jit_compile, label_list=label_list,
+                         name="bert_multi_label_classifier")
         self.threshold = float(threshold)
         self.label_separator = label_separator
 
-    def _logits(self, features):
-        """Packed inputs -> {"logits": [batch, num_labels]}."""
-        pooled = self.encoder(features, training=False, pooled_only=True)["pooled_output"]
-        return {"logits": self.classifier_head(pooled, training=False)}
-
-    def _label(self, segments):
-        """Tokenized segments -> the output dict."""
-        logits = self.model(self.packer(*segments))["logits"]
-        # [CLS] and a [SEP] after each segment take places too.
-        pieces = tf.add_n([segment.row_lengths() for segment in segments])
-        truncated = pieces + len(segments) + 1 > self.packer.max_seq_length
+    def _outputs(self, logits):
+        """Logits [batch, num_labels] -> each label's probability, the chosen ones, their names."""
         probabilities = tf.sigmoid(logits)
         chosen = probabilities >= self.threshold  # [batch, num_labels]
         names = tf.ragged.boolean_mask(
             tf.broadcast_to(self.label_names, tf.shape(chosen)), chosen)
         return {"probabilities": probabilities, "predictions": tf.cast(chosen, tf.int64),
                 "labels": tf.strings.reduce_join(names, axis=-1,
-                                                 separator=self.label_separator),
-                "truncated": truncated}
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a")])
-    def single(self, text_a):
-        """Labels single texts."""
-        return self._label([self.tokenizer.tokenize(text_a)])
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="text_a"),
-                                  tf.TensorSpec([None], tf.string, name="text_b")])
-    def pair(self, text_a, text_b):
-        """Labels text pairs."""
-        return self._label([self.tokenizer.tokenize(text_a), self.tokenizer.tokenize(text_b)])
+                                                 separator=self.label_separator)}
