@@ -48,7 +48,7 @@ import re
 import tempfile
 import time
 
-from bench import arguments, machine, pretraining_step
+from bench import arguments, machine, pretraining_step, step_ab
 
 # Trace events that wrap others rather than doing work themselves.
 _WRAPPERS = re.compile(r"^(one_step_on_data|EagerExecute|TFE_Py_ExecuteCancelable"
@@ -64,14 +64,20 @@ _MATMUL_TYPE = re.compile(r"MatMul|Einsum")
 
 
 def _group(opcode, op_name):
-    """The report group of one HLO instruction, from its opcode and TF op name."""
+    """The report group of one HLO instruction, from its opcode and TF op name.
+
+    bert_tf's model is named "bert_tf" (its MLM head's scope "predictions");
+    keras-hub's is a functional model ("functional", its head's scope
+    "mlm_head", the projection "token_embedding").
+    """
     if "adam_w" in op_name:
         return "optimizer"
-    if "predictions" in op_name and "einsum" in op_name.lower():
+    if (("predictions" in op_name and "einsum" in op_name.lower())
+            or ("mlm_head/token_embedding" in op_name and opcode == "dot")):
         return "mlm_projection"
-    if "compile_loss" in op_name or re.search(r"predictions[_\d]*/add", op_name):
+    if "compile_loss" in op_name or re.search(r"(predictions|mlm_head)[_\d]*/add", op_name):
         return "mlm_loss"
-    if "bert_tf" in op_name:
+    if "bert_tf" in op_name or "functional" in op_name:
         return "encoder_matmul" if opcode == "dot" else "encoder_other"
     return "other"
 
@@ -113,8 +119,9 @@ def _instruction_groups(dump_dir):
 def _kernel_group(event_name):
     """The report group of one graph-mode event: a kernel, "op_name:op_type", or an XLA thunk.
 
-    Without XLA for the step, the one compiled function left is bert_tf's
-    dropout mask (dropout.py), so XLA's thunks count as encoder_other.
+    Without XLA for the step, the compiled functions left are bert_tf's
+    fused elementwise pieces (its dropout masks, its GELU), so XLA's thunks
+    count as encoder_other.
     """
     op_name, _, op_type = event_name.rpartition(":")
     if not op_name:
@@ -164,6 +171,9 @@ def parse_args(argv=None):
     arguments.add_boolean(parser, "jit_compile", True,
                           "XLA (groups from the optimized HLO) or TensorFlow's own graph "
                           "kernels (groups from each kernel's op name and type).")
+    parser.add_argument("--variant", default="bert_tf", choices=step_ab.VARIANTS,
+                        help="Which model: bert_tf as shipped, with a piece swapped for "
+                             "Keras's, or keras-hub's (bench/step_ab.py).")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     return parser.parse_args(argv)
 
@@ -180,20 +190,11 @@ def main(args):
 
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    from bench import peer_adapter
-
     keras = tf.keras
     cfg = pretraining_step.CONFIGS[args.config]
     batch, seq = pretraining_step.TRAIN_WORKLOADS[args.config]
-    keras.utils.set_random_seed(0)
     keras.mixed_precision.set_global_policy(args.precision)
-    model = peer_adapter.build(cfg, "pretrain")
-    model.compile(
-        optimizer=keras.optimizers.AdamW(learning_rate=1e-4, weight_decay=0.01, beta_1=0.9,
-                                         beta_2=0.999, epsilon=1e-6),
-        loss={"mlm": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-              "nsp": keras.losses.SparseCategoricalCrossentropy(from_logits=True)},
-        jit_compile=args.jit_compile)
+    model = step_ab.build(args.config, args.variant, args.jit_compile)
     x, y = pretraining_step.make_batch(cfg, batch, seq, pretraining_step.MAX_PREDICTIONS,
                                        np.random.default_rng(0))
     for _ in range(3):
@@ -213,14 +214,21 @@ def main(args):
     else:
         group_of = _kernel_group
     by_group = collections.Counter()
+    # Without XLA: TensorFlow's op types (an XLA thunk has none: bert_tf's fused pieces).
+    by_op_type = collections.Counter()
     for name, ms in _event_ms(f"{work_dir}/trace", args.steps).items():
         by_group[group_of(name)] += ms
+        by_op_type[name.rpartition(":")[2] if ":" in name else "XLA (fused pieces)"] += ms
     traced_ms = sum(by_group.values())
-    base = {"config": args.config, "batch": batch, "seq_len": seq, "threads": 1,
-            "precision": args.precision, "jit_compile": args.jit_compile}
+    base = {"config": args.config, "variant": args.variant, "batch": batch, "seq_len": seq,
+            "threads": 1, "precision": args.precision, "jit_compile": args.jit_compile}
     for group, ms in by_group.most_common():
         machine.emit({**base, "group": group, "ms_per_step": round(ms, 1),
                       "share": round(ms / traced_ms, 3), **machine.describe()}, args.out)
+    if not args.jit_compile:
+        machine.emit({**base, "ms_per_step_by_op_type": {
+            op_type: round(ms, 1) for op_type, ms in by_op_type.most_common() if ms >= 0.5},
+            **machine.describe()}, args.out)
 
     hidden, vocab = cfg["hidden"], cfg["vocab_size"]
     predictions = batch * pretraining_step.MAX_PREDICTIONS

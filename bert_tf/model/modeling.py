@@ -43,9 +43,43 @@ _GELU_CUBIC = 0.044715
 # would keep every intermediate of the formula (x^3, the tanh or erf, 1 + it,
 # 0.5 x), each [batch, seq, intermediate], from the forward to the backward
 # pass. Their gradients here keep x alone and recompute the rest, in the
-# backward pass (recompute.py). Fine-tuning all-MiniLM-L6-v2 at batch 32 and
-# seq 128 on a CPU, that is 15% less memory for a step's gradients
-# (docs/benchmarks.md, "The GELU's gradient").
+# backward pass. Fine-tuning all-MiniLM-L6-v2 at batch 32 and seq 128 on a
+# CPU, that is 15% less memory for a step's gradients (docs/benchmarks.md,
+# "The GELU's gradient"). Each formula is one fused loop (recompute.fused), so
+# the recomputation reads x once rather than once per op, and costs less
+# than the separate ops autodiff would run.
+
+
+@recompute.fused
+def _gelu_value(x):
+    """The tanh GELU of x, elementwise."""
+    return keras.activations.gelu(x, approximate=True)
+
+
+@recompute.fused
+def _gelu_gradient(x, upstream):
+    """upstream times the tanh GELU's slope at x, elementwise."""
+    inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+    tanh = tf.tanh(inner)
+    # d inner / dx
+    inner_slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
+    slope = 0.5 * (1.0 + tanh) + 0.5 * x * (1.0 - tanh * tanh) * inner_slope
+    return upstream * slope
+
+
+@recompute.fused
+def _gelu_exact_value(x):
+    """The exact (erf) GELU of x, elementwise."""
+    return keras.activations.gelu(x, approximate=False)
+
+
+@recompute.fused
+def _gelu_exact_gradient(x, upstream):
+    """upstream times the exact GELU's slope at x, elementwise."""
+    # The standard normal's CDF and density at x: d(x * cdf) / dx = cdf + x * pdf.
+    cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
+    pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
+    return upstream * (cdf + x * pdf)
 
 
 @recompute.custom_gradient
@@ -61,15 +95,10 @@ def gelu(x):
       which hands the caller the tensor alone.)
     """
     def gradient(upstream):
-        with recompute.after(upstream):
-            inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
-            tanh = tf.tanh(inner)
-            # d inner / dx
-            inner_slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
-            slope = 0.5 * (1.0 + tanh) + 0.5 * x * (1.0 - tanh * tanh) * inner_slope
-        return upstream * slope
+        # upstream is an input of the fused gradient, so it runs in the backward pass.
+        return _gelu_gradient(x, upstream)
 
-    return keras.activations.gelu(x, approximate=True), gradient
+    return _gelu_value(x), gradient
 
 
 @recompute.custom_gradient
@@ -85,14 +114,9 @@ def gelu_exact(x):
       caller the tensor alone.)
     """
     def gradient(upstream):
-        with recompute.after(upstream):
-            # The standard normal's CDF and density at x: d(x * cdf) / dx = cdf + x * pdf.
-            cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
-            pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
-            slope = cdf + x * pdf
-        return upstream * slope
+        return _gelu_exact_gradient(x, upstream)
 
-    return keras.activations.gelu(x, approximate=False), gradient
+    return _gelu_exact_value(x), gradient
 
 
 def get_activation(name):

@@ -1,4 +1,4 @@
-"""The custom gradients that recompute forward-pass tensors, and their exports.
+"""Custom gradients that recompute forward-pass tensors: when they run, how they fuse.
 
 Several gradients here recompute a forward-pass tensor instead of keeping it
 (the GELU's intermediates, the activation before the output projection), so
@@ -12,12 +12,20 @@ ordering cut the step's peak allocation by a fifth (docs/benchmarks.md,
 "Recomputation in the backward pass"). XLA orders its program itself; eager
 execution runs ops one by one, in order.
 
+Without XLA for the whole step, TensorFlow runs each elementwise op as its
+own kernel, one pass over memory each: the tanh GELU's gradient is a dozen
+such passes over a [batch, seq, intermediate] tensor, and in bfloat16 they,
+not the matmuls, were most of a CPU step's time. fused() compiles such a
+formula with XLA into one loop, which the step calls like any op; XLA also
+computes bfloat16 inputs in float32 inside the loop.
+
 A raw-text export serves inference alone, so it has no use for these
 gradients; yet a SavedModel cannot keep a gradient function that itself
 contains custom gradients, and loading one then warns, once per function,
 that a gradient would fail. custom_gradient builds the forward pass alone
 inside forward_only(), which export.py traces its signatures in: the same
-ops and outputs, without the gradient's marks.
+ops and outputs, without the gradient's marks. fused() functions run there
+as plain ops too, so that a server needs no XLA.
 """
 
 import contextlib
@@ -57,6 +65,30 @@ def forward_only():
         yield
     finally:
         _FORWARD_ONLY.reset(token)
+
+
+def fused(function):
+    """function, compiled with XLA into one loop, except inside forward_only().
+
+    For elementwise formulas (see the module docstring). XLA compiles once
+    per input shape and dtype; under an XLA-compiled step the function is
+    simply part of the step.
+
+    Args:
+      function: Takes and returns tensors; elementwise work only.
+
+    Returns:
+      A function of the same arguments and results.
+    """
+    compiled = tf.function(function, jit_compile=True)
+
+    @functools.wraps(function)
+    def call(*args):
+        if _FORWARD_ONLY.get():
+            return function(*args)
+        return compiled(*args)
+
+    return call
 
 
 def custom_gradient(function):
