@@ -88,9 +88,12 @@ def test_gelu_forms():
     assert abs(float(gelu(1.0)) - float(gelu_exact(1.0))) > 1e-4
 
 
-@pytest.mark.parametrize("dtype, tolerance", [(tf.float32, 1e-6), (tf.bfloat16, 2e-2)])
+@pytest.mark.parametrize("dtype, tolerance", [(tf.float32, 5e-6), (tf.bfloat16, 2e-2)])
 def test_gelu_gradients_are_those_of_their_formulas(dtype, tolerance):
-    # The written-out gradients against autodiff through each formula.
+    # The written-out gradients against autodiff through each formula. The
+    # written-out ones run in XLA, whose tanh and erf round differently from
+    # TensorFlow's kernels; 1 - tanh^2 near saturation turns that into a few
+    # 1e-6 of the slope.
     x = tf.cast(tf.linspace(-6.0, 6.0, 97), dtype)
     formulas = {
         gelu_exact: lambda x: 0.5 * x * (1.0 + tf.math.erf(x / np.sqrt(2.0))),

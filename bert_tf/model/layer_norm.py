@@ -11,8 +11,7 @@ per position, and nothing else. The forward pass computes the same function
 (the same mean and variance, then (x - mean) * rsqrt(variance + epsilon) *
 gamma + beta), equal to Keras's to float32 rounding. Its weights are Keras's
 ("gamma", "beta"), so checkpoints and the optimizer's decay rules see no
-difference. Each way is one fused loop (recompute.fused) rather than a
-dozen elementwise kernels.
+difference.
 """
 
 import tensorflow as tf
@@ -74,48 +73,28 @@ def layer_norm(inputs, gamma, beta, epsilon):
 
     @recompute.custom_gradient
     def normalize(inputs, gamma, beta):
-        outputs, normalized, inverse_std = _normalize(inputs, gamma, beta, epsilon)
+        mean, variance = tf.nn.moments(inputs, axes=[-1], keepdims=True)
+        # [..., 1]
+        inverse_std = tf.math.rsqrt(variance + epsilon)
+        # [..., hidden]: all the backward pass keeps, besides inverse_std.
+        normalized = (inputs - mean) * inverse_std
 
         def gradient(upstream):
-            return _normalize_gradient(upstream, normalized, inverse_std, gamma)
+            # Every axis but the last: gamma's and beta's gradients sum over them.
+            leading_axes = tf.range(tf.rank(upstream) - 1)
+            gamma_gradient = tf.reduce_sum(upstream * normalized, axis=leading_axes)
+            beta_gradient = tf.reduce_sum(upstream, axis=leading_axes)
+            # Through y = normalized * gamma + beta, then through the
+            # normalization: x's gradient is the incoming one, less its mean
+            # and its projection on the normalized vector, over the std.
+            normalized_gradient = upstream * gamma
+            inputs_gradient = inverse_std * (
+                normalized_gradient
+                - tf.reduce_mean(normalized_gradient, axis=-1, keepdims=True)
+                - normalized * tf.reduce_mean(
+                    normalized_gradient * normalized, axis=-1, keepdims=True))
+            return inputs_gradient, gamma_gradient, beta_gradient
 
-        return outputs, gradient
+        return normalized * gamma + beta, gradient
 
     return normalize(inputs, gamma, beta)
-
-
-@recompute.fused
-def _normalize(inputs, gamma, beta, epsilon):
-    """The LayerNorm's forward pass, in one fused loop.
-
-    Returns:
-      (outputs, normalized, inverse_std): the result [..., hidden]; the
-      normalized input [..., hidden] and 1 / sqrt(variance + epsilon)
-      [..., 1], all the backward pass keeps.
-    """
-    mean, variance = tf.nn.moments(inputs, axes=[-1], keepdims=True)
-    inverse_std = tf.math.rsqrt(variance + epsilon)
-    normalized = (inputs - mean) * inverse_std
-    return normalized * gamma + beta, normalized, inverse_std
-
-
-@recompute.fused
-def _normalize_gradient(upstream, normalized, inverse_std, gamma):
-    """The LayerNorm's backward pass, in one fused loop.
-
-    Returns:
-      The gradients of the inputs [..., hidden], gamma and beta [hidden].
-    """
-    # Every axis but the last: gamma's and beta's gradients sum over them.
-    leading_axes = tf.range(tf.rank(upstream) - 1)
-    gamma_gradient = tf.reduce_sum(upstream * normalized, axis=leading_axes)
-    beta_gradient = tf.reduce_sum(upstream, axis=leading_axes)
-    # Through y = normalized * gamma + beta, then through the normalization:
-    # x's gradient is the incoming one, less its mean and its projection on
-    # the normalized vector, over the std.
-    normalized_gradient = upstream * gamma
-    inputs_gradient = inverse_std * (
-        normalized_gradient
-        - tf.reduce_mean(normalized_gradient, axis=-1, keepdims=True)
-        - normalized * tf.reduce_mean(normalized_gradient * normalized, axis=-1, keepdims=True))
-    return inputs_gradient, gamma_gradient, beta_gradient

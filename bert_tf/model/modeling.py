@@ -264,8 +264,7 @@ class SelfAttention(keras.layers.Layer):
         query = query * tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
         # [batch, heads, seq_from, seq_to]
         scores = tf.einsum("bfnd,btnd->bnft", query, key)
-        scores = tf.cast(scores, tf.float32) + attention_bias_from_mask(input_mask)
-        probs = tf.nn.softmax(scores, axis=-1)
+        probs = attention_probs(scores, input_mask)
         # [batch, seq_from, heads, head_size]
         context = self.dropout.attention_context(probs, value, training=training)
         return tf.reshape(context, [-1, tf.shape(context)[1], self.num_heads * self.head_size])
@@ -328,6 +327,26 @@ class TransformerBlock(keras.layers.Layer):
             activation_then_dense(pre_activation, self.activation, self.output_dense),
             training=training)
         return self._add_and_norm(self.output_layer_norm, attention_output, update)
+
+
+@recompute.fused
+def attention_probs(scores, input_mask):
+    """The attention's softmax over the keys, in float32, padded keys masked out.
+
+    One fused loop each way: the cast, the mask and the softmax forward, and
+    their gradient backward (TensorFlow compiles a fused function's gradient
+    with XLA too). The mask is taken as ints, so that no gradient is
+    computed for it.
+
+    Args:
+      scores: [batch, heads, seq_from, seq_to], in the compute dtype.
+      input_mask: int [batch, seq_to], 1 for real tokens and 0 for padding.
+
+    Returns:
+      float32 [batch, heads, seq_from, seq_to]; each row sums to 1.
+    """
+    scores = tf.cast(scores, tf.float32) + attention_bias_from_mask(input_mask)
+    return tf.nn.softmax(scores, axis=-1)
 
 
 def attention_bias_from_mask(input_mask):

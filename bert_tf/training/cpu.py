@@ -7,15 +7,16 @@ and "On an Intel CPU with AVX512-BF16 and no AMX"):
 
 | CPU (/proc/cpuinfo)                | bfloat16 matmuls | float32 training step |
 |------------------------------------|------------------|-----------------------|
-| AMX (amx_bf16): Intel              | 2.3-4.6x float32 | (not measured: XLA)   |
+| AMX (amx_bf16): Intel              | 2.3-4.6x float32 | oneDNN's 1.14x XLA    |
 | AVX512-BF16 (avx512_bf16): AMD     | 1.9-2.0x float32 | oneDNN's 1.37x XLA    |
 | AVX512-BF16 without AMX: Intel     | 0.55x float32    | oneDNN's 1.08x XLA    |
 | neither                            | emulated, slower | XLA                   |
 
 AMX multiplies bfloat16 tiles; AMD's cores run AVX512-BF16's dot products
-at twice float32's rate; Intel's do not. On both, TensorFlow's float32
+at twice float32's rate; Intel's do not. On all three, TensorFlow's float32
 kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
-classifier and tagger; run_pretraining.py 1.11-1.15x). A CPU whose
+classifier and tagger; run_pretraining.py 1.11-1.15x; AMX: the BERT-Base
+pretraining step). A CPU whose
 hypervisor hides AMX (amx_bf16 missing from /proc/cpuinfo) is of the third
 kind: TensorFlow cannot use the tiles either.
 """
@@ -56,7 +57,7 @@ def cpu_kind(cpuinfo):
     """
     words = set(cpuinfo.split())
     if "amx_bf16" in words:
-        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=True, why="amx_bf16")
+        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=False, why="amx_bf16")
     if "avx512_bf16" not in words:
         return CpuKind(bfloat16_outruns_float32=False, float32_prefers_xla=True,
                        why="no amx_bf16 or avx512_bf16")
