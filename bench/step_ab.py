@@ -18,9 +18,7 @@ it (BertBackbone and the MaskedLMHead of BertMaskedLM, an NSP Dense):
   keep_activation   dense(activation(x)), whose gradient keeps the
                     activation's output, in place of activation_then_dense,
                     which recomputes it
-  unfused_softmax   the attention's cast, mask and softmax as separate
-                    TensorFlow ops, in place of one XLA-fused loop each way
-  keras_pieces      the first four swaps at once
+  keras_pieces      all four swaps at once
   keras_hub         keras-hub's model
 
 After warm-up steps, each round times --steps steps of every model, in an
@@ -52,7 +50,7 @@ from bench import arguments, machine, pretraining_step
 keras = tf.keras
 
 VARIANTS = ("bert_tf", "keras_dropout", "autodiff_gelu", "keras_layer_norm", "keep_activation",
-            "unfused_softmax", "keras_pieces", "keras_hub")
+            "keras_pieces", "keras_hub")
 
 # The swaps each bert_tf variant makes: sets of the names in _swaps().
 _VARIANT_SWAPS = {
@@ -61,7 +59,6 @@ _VARIANT_SWAPS = {
     "autodiff_gelu": ("gelu",),
     "keras_layer_norm": ("layer_norm",),
     "keep_activation": ("activation",),
-    "unfused_softmax": ("softmax",),
     "keras_pieces": ("dropout", "gelu", "layer_norm", "activation"),
 }
 
@@ -80,14 +77,6 @@ def _keep_activation_then_dense(pre_activation, activation, dense):
     return dense(activation(pre_activation))
 
 
-def _unfused_attention_probs(scores, input_mask):
-    """modeling.attention_probs as separate TensorFlow ops, for the unfused_softmax variant."""
-    from bert_tf.model import modeling
-
-    scores = tf.cast(scores, tf.float32) + modeling.attention_bias_from_mask(input_mask)
-    return tf.nn.softmax(scores, axis=-1)
-
-
 def _swaps(names):
     """A context that swaps the named bert_tf pieces for Keras's while models are built.
 
@@ -96,7 +85,7 @@ def _swaps(names):
     swaps every use and nothing else.
 
     Args:
-      names: Names among "dropout", "gelu", "layer_norm", "activation", "softmax".
+      names: Names among "dropout", "gelu", "layer_norm", "activation".
 
     Returns:
       A context manager.
@@ -108,7 +97,6 @@ def _swaps(names):
         "gelu": [(modeling, "gelu", lambda x: keras.activations.gelu(x, approximate=True))],
         "layer_norm": [(modeling, "LayerNorm", keras.layers.LayerNormalization)],
         "activation": [(modeling, "activation_then_dense", _keep_activation_then_dense)],
-        "softmax": [(modeling, "attention_probs", _unfused_attention_probs)],
     }
     stack = contextlib.ExitStack()
     for name in names:

@@ -50,36 +50,45 @@ _GELU_CUBIC = 0.044715
 # than the separate ops autodiff would run.
 
 
+# XLA's CPU loops run 16-bit formulas op by op through conversions; each of
+# these computes in float32 and rounds once at the end, 2-3x faster in
+# bfloat16 (and more exact).
+
+
 @recompute.fused
 def _gelu_value(x):
-    """The tanh GELU of x, elementwise."""
-    return keras.activations.gelu(x, approximate=True)
+    """The tanh GELU of x, elementwise, in x's dtype."""
+    x = tf.convert_to_tensor(x)
+    return tf.cast(keras.activations.gelu(tf.cast(x, tf.float32), approximate=True), x.dtype)
 
 
 @recompute.fused
 def _gelu_gradient(x, upstream):
-    """upstream times the tanh GELU's slope at x, elementwise."""
-    inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
+    """upstream times the tanh GELU's slope at x, elementwise, in x's dtype."""
+    x32 = tf.cast(x, tf.float32)
+    inner = _SQRT_2_OVER_PI * (x32 + _GELU_CUBIC * x32 * x32 * x32)
     tanh = tf.tanh(inner)
     # d inner / dx
-    inner_slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x * x)
-    slope = 0.5 * (1.0 + tanh) + 0.5 * x * (1.0 - tanh * tanh) * inner_slope
-    return upstream * slope
+    inner_slope = _SQRT_2_OVER_PI * (1.0 + 3.0 * _GELU_CUBIC * x32 * x32)
+    slope = 0.5 * (1.0 + tanh) + 0.5 * x32 * (1.0 - tanh * tanh) * inner_slope
+    return tf.cast(tf.cast(upstream, tf.float32) * slope, x.dtype)
 
 
 @recompute.fused
 def _gelu_exact_value(x):
-    """The exact (erf) GELU of x, elementwise."""
-    return keras.activations.gelu(x, approximate=False)
+    """The exact (erf) GELU of x, elementwise, in x's dtype."""
+    x = tf.convert_to_tensor(x)
+    return tf.cast(keras.activations.gelu(tf.cast(x, tf.float32), approximate=False), x.dtype)
 
 
 @recompute.fused
 def _gelu_exact_gradient(x, upstream):
-    """upstream times the exact GELU's slope at x, elementwise."""
+    """upstream times the exact GELU's slope at x, elementwise, in x's dtype."""
+    x32 = tf.cast(x, tf.float32)
     # The standard normal's CDF and density at x: d(x * cdf) / dx = cdf + x * pdf.
-    cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
-    pdf = tf.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
-    return upstream * (cdf + x * pdf)
+    cdf = 0.5 * (1.0 + tf.math.erf(x32 * (1.0 / math.sqrt(2.0))))
+    pdf = tf.exp(-0.5 * x32 * x32) * (1.0 / math.sqrt(2.0 * math.pi))
+    return tf.cast(tf.cast(upstream, tf.float32) * (cdf + x32 * pdf), x.dtype)
 
 
 @recompute.custom_gradient
@@ -264,7 +273,8 @@ class SelfAttention(keras.layers.Layer):
         query = query * tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
         # [batch, heads, seq_from, seq_to]
         scores = tf.einsum("bfnd,btnd->bnft", query, key)
-        probs = attention_probs(scores, input_mask)
+        scores = tf.cast(scores, tf.float32) + attention_bias_from_mask(input_mask)
+        probs = tf.nn.softmax(scores, axis=-1)
         # [batch, seq_from, heads, head_size]
         context = self.dropout.attention_context(probs, value, training=training)
         return tf.reshape(context, [-1, tf.shape(context)[1], self.num_heads * self.head_size])
@@ -327,26 +337,6 @@ class TransformerBlock(keras.layers.Layer):
             activation_then_dense(pre_activation, self.activation, self.output_dense),
             training=training)
         return self._add_and_norm(self.output_layer_norm, attention_output, update)
-
-
-@recompute.fused
-def attention_probs(scores, input_mask):
-    """The attention's softmax over the keys, in float32, padded keys masked out.
-
-    One fused loop each way: the cast, the mask and the softmax forward, and
-    their gradient backward (TensorFlow compiles a fused function's gradient
-    with XLA too). The mask is taken as ints, so that no gradient is
-    computed for it.
-
-    Args:
-      scores: [batch, heads, seq_from, seq_to], in the compute dtype.
-      input_mask: int [batch, seq_to], 1 for real tokens and 0 for padding.
-
-    Returns:
-      float32 [batch, heads, seq_from, seq_to]; each row sums to 1.
-    """
-    scores = tf.cast(scores, tf.float32) + attention_bias_from_mask(input_mask)
-    return tf.nn.softmax(scores, axis=-1)
 
 
 def attention_bias_from_mask(input_mask):
