@@ -1,6 +1,6 @@
 """The bench-peers harness's pretraining step, as data: configs, workloads, batch and FLOPs.
 
-bench/dropout_ab.py and bench/step_profile.py train bert_tf's model
+bench/step_ab.py and bench/step_profile.py train bert_tf's model
 (bench/peer_adapter.py) exactly as ../shared/bench-peers trains it, without
 importing the harness: this module holds the harness's numbers (the model
 configs, the batch and sequence length of each, the masked positions per

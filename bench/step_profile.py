@@ -129,6 +129,44 @@ def _kernel_group(event_name):
     return _group("dot" if _MATMUL_TYPE.search(op_type) else op_type, op_name)
 
 
+# Op types of the elementwise work that bert_tf's written-out gradients do; those
+# ops carry no layer scope in their names (custom_gradient builds them apart).
+_ELEMENTWISE = ("Mul", "AddV2", "Sub", "Tanh", "Sum", "Mean", "Square", "RealDiv", "Neg")
+
+
+def _part(event_name):
+    """Which part of the step one graph-mode event belongs to, by its op name and type.
+
+    The parts the step's time is usually asked about: matmuls, casts, softmax,
+    LayerNorm, GELU, dropout, bert_tf's written-out gradients (their
+    recomputations included), the optimizer, the loss, XLA's fused loops
+    (bert_tf's dropout masks and GELU) and the rest.
+    """
+    op_name, _, op_type = event_name.rpartition(":")
+    lowered = op_name.lower()
+    if not op_name:
+        return "fused loops (XLA)"
+    if "adam_w" in op_name:
+        return "optimizer"
+    if _MATMUL_TYPE.search(op_type) or "Transpose" in op_type:
+        return "matmuls"
+    if op_type == "Cast":
+        return "casts"
+    if "compile_loss" in op_name:
+        return "loss"
+    if "dropout" in lowered or op_type.startswith("StatelessRandom"):
+        return "dropout"
+    if "gelu" in lowered or (op_type in ("Tanh", "TanhGrad") and "/" in op_name):
+        return "GELU"
+    if "layer_norm" in lowered or "layernorm" in lowered or "moments" in lowered:
+        return "LayerNorm"
+    if "softmax" in op_type.lower():
+        return "softmax"
+    if "/" not in op_name and op_type in _ELEMENTWISE:
+        return "written-out gradients"
+    return "other"
+
+
 def _event_ms(log_dir, steps):
     """Milliseconds per step of every leaf trace event, by event name."""
     from tensorflow.tsl.profiler.protobuf import xplane_pb2
@@ -216,9 +254,11 @@ def main(args):
     by_group = collections.Counter()
     # Without XLA: TensorFlow's op types (an XLA thunk has none: bert_tf's fused pieces).
     by_op_type = collections.Counter()
+    by_part = collections.Counter()
     for name, ms in _event_ms(f"{work_dir}/trace", args.steps).items():
         by_group[group_of(name)] += ms
         by_op_type[name.rpartition(":")[2] if ":" in name else "XLA (fused pieces)"] += ms
+        by_part[_part(name)] += ms
     traced_ms = sum(by_group.values())
     base = {"config": args.config, "variant": args.variant, "batch": batch, "seq_len": seq,
             "threads": 1, "precision": args.precision, "jit_compile": args.jit_compile}
@@ -226,7 +266,9 @@ def main(args):
         machine.emit({**base, "group": group, "ms_per_step": round(ms, 1),
                       "share": round(ms / traced_ms, 3), **machine.describe()}, args.out)
     if not args.jit_compile:
-        machine.emit({**base, "ms_per_step_by_op_type": {
+        machine.emit({**base, "ms_per_step_by_part": {
+            part: round(ms, 1) for part, ms in by_part.most_common()},
+            "ms_per_step_by_op_type": {
             op_type: round(ms, 1) for op_type, ms in by_op_type.most_common() if ms >= 0.5},
             **machine.describe()}, args.out)
 

@@ -2,21 +2,24 @@
 
 On CPUs with AVX512-VNNI, AVX512-BF16 or AMX, TensorFlow runs its oneDNN
 kernels, and what pays then depends on whose cores they are. Measured with
-TensorFlow 2.21 (docs/benchmarks.md, "bfloat16 on a CPU with bfloat16 units"
-and "On an Intel CPU with AVX512-BF16 and no AMX"):
+TensorFlow 2.21 (docs/benchmarks.md, "bfloat16 on a CPU with bfloat16 units",
+"On an Intel CPU with AVX512-BF16 and no AMX" and "The pretraining step on an
+Intel Xeon with AMX"):
 
 | CPU (/proc/cpuinfo)                | bfloat16 matmuls | float32 training step |
 |------------------------------------|------------------|-----------------------|
-| AMX (amx_bf16): Intel              | 2.3-4.6x float32 | oneDNN's 1.14x XLA    |
+| AMX (amx_bf16): Intel              | 4.0-4.3x float32 | oneDNN's, as fast     |
 | AVX512-BF16 (avx512_bf16): AMD     | 1.9-2.0x float32 | oneDNN's 1.37x XLA    |
 | AVX512-BF16 without AMX: Intel     | 0.55x float32    | oneDNN's 1.08x XLA    |
 | neither                            | emulated, slower | XLA                   |
 
 AMX multiplies bfloat16 tiles; AMD's cores run AVX512-BF16's dot products
-at twice float32's rate; Intel's do not. On all three, TensorFlow's float32
-kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
-classifier and tagger; run_pretraining.py 1.11-1.15x; AMX: the BERT-Base
-pretraining step). A CPU whose
+at twice float32's rate; Intel's do not. On both AVX512-BF16 kinds, TensorFlow's
+float32 kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
+classifier and tagger; run_pretraining.py 1.11-1.15x). With AMX the two
+ran the BERT-Base pretraining step equally fast (0.97x and 1.01x XLA's
+speed in two rounds), and oneDNN's need no compilation (a first step of
+25 s against 34 s), so float32 runs on them there too. A CPU whose
 hypervisor hides AMX (amx_bf16 missing from /proc/cpuinfo) is of the third
 kind: TensorFlow cannot use the tiles either.
 """
