@@ -22,14 +22,13 @@ own lines (in --work_dir/<vocab>/points.jsonl), then per vocab the held-out
 masked-LM and next-sentence accuracy at the last step, per seed and their
 median, and where it ran.
 
-Example, from the repository root: a full run, at the settings of
-docs/benchmarks.md's pretraining comparison (4 layers, hidden 256, 3000
-steps, 3 seeds; about 17 minutes per seed and vocab on 2 cores, 2 hours in
-all), then a small one that only checks the pipeline (a few minutes):
+Example, from the repository root: the run in docs/benchmarks.md (4 layers,
+hidden 256, 1000 steps, 2 seeds; about 6 minutes per seed and vocab on 2
+cores), then a small one that only checks the pipeline (a few minutes):
   .venv/bin/python -m bench.vocab_comparison \\
       --corpus=../shared/data/corpus/gutenberg_11books.txt --max_seq_length=64 \\
-      --max_predictions_per_seq=10 --train_batch_size=16 --num_train_steps=3000 \\
-      --eval_every=500 --seeds=1,2,3 --out=bench/results/vocab_comparison-$(date +%F).jsonl
+      --max_predictions_per_seq=10 --train_batch_size=16 --num_train_steps=1000 \\
+      --eval_every=500 --seeds=1,2 --out=bench/results/vocab_comparison-$(date +%F).jsonl
   head -12000 ../shared/data/corpus/gutenberg_11books.txt > /tmp/small_corpus.txt
   .venv/bin/python -m bench.vocab_comparison --corpus=/tmp/small_corpus.txt \\
       --heldout_every=5 --learned_vocab_size=8000 --min_count=5 --num_layers=2 \\

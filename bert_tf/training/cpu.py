@@ -19,7 +19,7 @@ float32 kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
 classifier and tagger; run_pretraining.py 1.11-1.15x). With AMX the two
 ran the BERT-Base pretraining step equally fast (0.97x and 1.01x XLA's
 speed in two rounds), and oneDNN's need no compilation (a first step of
-25 s against 34 s), so float32 runs on them there too. A CPU whose
+24-25 s against 30-34 s), so float32 runs on them there too. A CPU whose
 hypervisor hides AMX (amx_bf16 missing from /proc/cpuinfo) is of the third
 kind: TensorFlow cannot use the tiles either.
 """
