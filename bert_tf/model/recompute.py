@@ -14,10 +14,12 @@ execution runs ops one by one, in order.
 
 Without XLA for the whole step, TensorFlow runs each elementwise op as its
 own kernel, one pass over memory each: the tanh GELU's gradient is a dozen
-such passes over a [batch, seq, intermediate] tensor, and in bfloat16 they,
-not the matmuls, were most of a CPU step's time. fused() compiles such a
-formula with XLA into one loop, which the step calls like any op; XLA also
-computes bfloat16 inputs in float32 inside the loop.
+such passes over a [batch, seq, intermediate] tensor, and in bfloat16 on an
+AMX CPU such passes took more of a step's time than its matmuls
+(docs/benchmarks.md, the AMX section). fused() compiles such a formula with
+XLA into one loop, which the step calls like any op. (A loop over bfloat16
+is faster when it computes in float32 and rounds once at the end, as the
+GELU's do.)
 
 A raw-text export serves inference alone, so it has no use for these
 gradients; yet a SavedModel cannot keep a gradient function that itself
