@@ -1,4 +1,4 @@
-"""Tests for bert_tf/model/dropout.py: the 16-bit-mask Dropout layer."""
+"""Tests for bert_tf/model/dropout.py: the Dropout layer with a hashed mask."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ import tensorflow as tf
 
 from bert_tf.model.dropout import Dropout
 
-# The drop probability the 16-bit threshold gives for rate 0.1: round(6553.6) / 65536.
-DROP_PROBABILITY = 6554 / 65536
+# The drop probability the 32-bit threshold gives for rate 0.1.
+DROP_PROBABILITY = round(0.1 * 2**32) / 2**32
 
 
 def test_inference_returns_the_inputs():
@@ -37,6 +37,19 @@ def test_each_call_draws_a_new_mask_and_a_seed_repeats_them():
     assert (a1 != a2).any()
     np.testing.assert_array_equal(a1, b1)
     np.testing.assert_array_equal(a2, b2)
+
+
+def test_masks_are_independent_between_neighbours_and_calls():
+    layer = Dropout(0.5, seed=9)
+    x = tf.ones([1000, 1000])
+    first = layer(x, training=True).numpy() == 0
+    second = layer(x, training=True).numpy() == 0
+    # Each pair is dropped together with probability 1/4 if independent; over
+    # ~1e6 pairs the binomial standard deviation is ~4e-4, the bound ~10 of them.
+    for together in (first[:, 1:] & first[:, :-1],  # neighbours in a row
+                     first[1:] & first[:-1],  # neighbours in a column
+                     first & second):  # one element, two calls
+        assert abs(together.mean() - 0.25) < 4e-3
 
 
 def test_odd_sizes_and_16_bit_inputs_keep_shape_and_dtype():

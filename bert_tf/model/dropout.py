@@ -1,19 +1,28 @@
 """Dropout with a cheaper random mask.
 
 BERT applies dropout to every attention-probability matrix and after every
-sublayer, and Keras's Dropout generates one float32 uniform number per
-element for it: a share of a CPU training step worth cutting at small scale
-(docs/benchmarks.md, "Pretraining speed"). This layer draws 32 random bits
-per two elements instead and keeps an element when its 16 bits are at or
-above round(rate * 2^16). That moves the drop probability by less than 1e-5
-from `rate` (0.100006 for 0.1), and the survivors are scaled by the exact
-inverse of the keep probability, so the expected output still equals the
-input. Everything else, including the
-seeding through a keras.random.SeedGenerator (whose state training_loop.Trainer checkpoints),
-is keras.layers.Dropout's.
+sublayer, and Keras's Dropout draws a float32 uniform number per element
+for it from TensorFlow's random generator: on a CPU, a share of the
+training step worth cutting (docs/benchmarks.md, the AMX section). A
+cryptographic-strength generator is more than a mask needs, so this layer
+hashes each element's
+index with a key made from the seed instead: two rounds of a 32-bit
+integer hash (the "lowbias32" finalizer), computed in the same XLA loop as
+the drop itself. An element is kept when its 32 bits are at or above
+round(rate * 2^32), so the drop probability is `rate` to within 2^-32, and
+the survivors are scaled by the exact inverse of the keep probability, so
+the expected output still equals the input. Everything else, including
+the seeding through a keras.random.SeedGenerator (whose state
+training_loop.Trainer checkpoints), is keras.layers.Dropout's.
 
-No mask is kept for the backward pass: the gradients draw it again from the
-seed. Dropout.attention_context does the same for the attention's
+A hash of the index is a fine source of dropout masks, not of
+cryptographic randomness: for one key it is a bijection of the 32-bit
+indices, so the elements of one mask are distinct draws, and a new key
+(each call's seed) gives an unrelated permutation. Indices wrap at 2^32
+elements per tensor, far above what one replica's step holds.
+
+No mask is kept for the backward pass: the gradients compute it again
+from the seed. Dropout.attention_context does the same for the attention's
 dropped-out probabilities, and recomputes them in the backward pass rather
 than keep them.
 """
@@ -24,11 +33,11 @@ from bert_tf.model import recompute
 
 keras = tf.keras
 
-_LEVELS = 1 << 16  # a 16-bit draw per element
+_LEVELS = 1 << 32  # a 32-bit hash per element
 
 
 class Dropout(keras.layers.Dropout):
-    """keras.layers.Dropout with a 16-bit random mask (see the module docstring)."""
+    """keras.layers.Dropout with a hashed random mask (see the module docstring)."""
 
     def call(self, inputs, training=False):
         """Drops elements at random in training; returns the inputs unchanged otherwise.
@@ -73,7 +82,7 @@ class Dropout(keras.layers.Dropout):
         return tf.einsum("bnft,btnd->bfnd", probs, value)
 
     def _draws_from_a_seed(self, training):
-        """Whether this call drops with the 16-bit mask drawn from a stateless seed.
+        """Whether this call drops with the hashed mask of a stateless seed.
 
         Not outside training, nor at rate 0 (nothing to drop), nor at rate 1
         or with a noise_shape, which keras.layers.Dropout handles.
@@ -88,8 +97,8 @@ class Dropout(keras.layers.Dropout):
         return seed
 
     def _threshold(self):
-        """The 16-bit draw below which an element is dropped: round(rate * 2^16)."""
-        return round(self.rate * _LEVELS)
+        """The hash value below which an element is dropped: round(rate * 2^32), in [0, 2^32)."""
+        return min(round(self.rate * _LEVELS), _LEVELS - 1)
 
 
 def _dropout_saving_only_the_seed(inputs, seed, threshold):
@@ -133,23 +142,41 @@ def _attention_context_saving_only_the_seed(probs, value, seed, threshold):
     return attention_context(probs, value)
 
 
+def _hash(x):
+    """The "lowbias32" integer hash: a bijection of uint32 with strong avalanche.
+
+    Args:
+      x: A uint32 tensor.
+
+    Returns:
+      A uint32 tensor of x's shape.
+    """
+    x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(16, tf.uint32)))
+    x = x * tf.constant(0x7FEB352D, tf.uint32)
+    x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(15, tf.uint32)))
+    x = x * tf.constant(0x846CA68B, tf.uint32)
+    return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(16, tf.uint32)))
+
+
 def _keep(shape, seed, threshold):
-    """The mask of kept elements: True where the element's 16-bit draw is at or above threshold.
+    """The mask of kept elements: True where the element's hash is at or above threshold.
 
     Args:
       shape: int32 [rank], the mask's shape.
       seed: int32 [2], the stateless seed.
-      threshold: A Python int in [1, 2^16): round(rate * 2^16).
+      threshold: A Python int in [0, 2^32): round(rate * 2^32).
 
     Returns:
       bool, of the given shape.
     """
-    size = tf.reduce_prod(shape)
-    # [ceil(size / 2)] 32-bit draws -> [size] 16-bit draws.
-    bits = tf.random.stateless_uniform(
-        [(size + 1) // 2], seed, minval=None, maxval=None, dtype=tf.uint32, alg="threefry")
-    halves = tf.reshape(tf.bitcast(bits, tf.uint16), [-1])[:size]
-    return tf.reshape(halves >= threshold, shape)
+    seed = tf.bitcast(seed, tf.uint32)
+    # Two key words, each depending on both seed words.
+    first_key = _hash(tf.bitwise.bitwise_xor(seed[0], _hash(seed[1])))
+    second_key = _hash(first_key + seed[1])
+    # [size]: each element's flat index, hashed with the keys.
+    index = tf.bitcast(tf.range(tf.reduce_prod(shape)), tf.uint32)
+    bits = _hash(_hash(tf.bitwise.bitwise_xor(index, first_key)) + second_key)
+    return tf.reshape(bits >= tf.constant(threshold, tf.uint32), shape)
 
 
 def _drop(inputs, keep, threshold):
@@ -158,16 +185,17 @@ def _drop(inputs, keep, threshold):
     return tf.where(keep, inputs * scale, tf.zeros_like(inputs))
 
 
-# Both compiled with XLA even when the caller is not: TensorFlow's CPU kernels
-# lack the ThreeFry generator, which is the fastest of XLA's on the CPU.
+# Both compiled with XLA even when the caller is not, so that the hash, the
+# comparison and the drop are one loop over the elements rather than a
+# kernel (and a tensor in memory) each.
 @tf.function(jit_compile=True)
 def _dropout(inputs, seed, threshold):
-    """Zeroes the elements whose 16-bit draw is below threshold; scales the others.
+    """Zeroes the elements whose hash is below threshold; scales the others.
 
     Args:
       inputs: A floating-point tensor.
       seed: int32 [2], the stateless seed.
-      threshold: A Python int in [1, 2^16): round(rate * 2^16).
+      threshold: A Python int in [0, 2^32): round(rate * 2^32).
 
     Returns:
       A tensor of the inputs' shape and dtype.
@@ -177,13 +205,13 @@ def _dropout(inputs, seed, threshold):
 
 @tf.function(jit_compile=True)
 def _dropout_both(first, second, seed, threshold):
-    """_dropout of two tensors of one shape with one mask, drawn once.
+    """_dropout of two tensors of one shape with one mask, computed once.
 
     Args:
       first: A floating-point tensor.
       second: A tensor of first's shape and dtype.
       seed: int32 [2], the stateless seed.
-      threshold: A Python int in [1, 2^16): round(rate * 2^16).
+      threshold: A Python int in [0, 2^32): round(rate * 2^32).
 
     Returns:
       (_dropout(first, seed, threshold), _dropout(second, seed, threshold)).
