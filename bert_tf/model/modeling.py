@@ -201,14 +201,19 @@ class BertEmbeddings(keras.layers.Layer):
         self.config = config
         init = create_initializer(config)
         hidden = config.hidden_size
+        # Read in float32 under any policy (autocast=False): their sum goes
+        # into a float32 LayerNorm anyway, and a gather from the float32
+        # table reads its [batch, seq] rows alone, where autocasting would
+        # first cast the whole [vocab, hidden] table, every step.
         self.word_embeddings = self.add_weight(
-            name="word_embeddings", shape=(config.vocab_size, hidden), initializer=init)
+            name="word_embeddings", shape=(config.vocab_size, hidden), initializer=init,
+            autocast=False)
         self.token_type_embeddings = self.add_weight(
             name="token_type_embeddings", shape=(config.type_vocab_size, hidden),
-            initializer=init)
+            initializer=init, autocast=False)
         self.position_embeddings = self.add_weight(
             name="position_embeddings", shape=(config.max_position_embeddings, hidden),
-            initializer=init)
+            initializer=init, autocast=False)
         self.layer_norm = layer_norm_layer("LayerNorm")
         self.layer_norm.build((None, None, hidden))
         self.dropout = Dropout(config.hidden_dropout_prob)
@@ -226,7 +231,7 @@ class BertEmbeddings(keras.layers.Layer):
           The embedding output, [batch, seq, hidden], in the compute dtype.
         """
         seq_length = tf.shape(input_ids)[1]
-        # [batch, seq, hidden]
+        # [batch, seq, hidden], float32
         words = tf.gather(self.word_embeddings, input_ids)
         # Token types come from a tiny table, where a one-hot matmul is faster
         # than a gather on TPU. [batch, seq, type_vocab] @ [type_vocab, hidden]
