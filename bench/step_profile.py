@@ -212,6 +212,9 @@ def parse_args(argv=None):
     parser.add_argument("--variant", default="bert_tf", choices=step_ab.VARIANTS,
                         help="Which model: bert_tf as shipped, with a piece swapped for "
                              "Keras's, or keras-hub's (bench/step_ab.py).")
+    parser.add_argument("--top_events", type=int, default=0,
+                        help="Also report this many of the heaviest ops (or XLA loops) by "
+                             "name, with their part, to see what a part is made of.")
     parser.add_argument("--out", default=None, help="Also append the JSON lines to this file.")
     return parser.parse_args(argv)
 
@@ -255,7 +258,8 @@ def main(args):
     # Without XLA: TensorFlow's op types (an XLA thunk has none: bert_tf's fused pieces).
     by_op_type = collections.Counter()
     by_part = collections.Counter()
-    for name, ms in _event_ms(f"{work_dir}/trace", args.steps).items():
+    event_ms = _event_ms(f"{work_dir}/trace", args.steps)
+    for name, ms in event_ms.items():
         by_group[group_of(name)] += ms
         by_op_type[name.rpartition(":")[2] if ":" in name else "XLA (fused pieces)"] += ms
         by_part[_part(name)] += ms
@@ -270,6 +274,15 @@ def main(args):
             part: round(ms, 1) for part, ms in by_part.most_common()},
             "ms_per_step_by_op_type": {
             op_type: round(ms, 1) for op_type, ms in by_op_type.most_common() if ms >= 0.5},
+            **machine.describe()}, args.out)
+    if args.top_events:
+        # The twelve layers' copies of an op as one name, digits as N.
+        by_name = collections.Counter()
+        for name, ms in event_ms.items():
+            by_name[re.sub(r"\d+", "N", name)] += ms
+        machine.emit({**base, "heaviest_events_ms_per_step": {
+            name: [round(ms, 1), _part(name)]
+            for name, ms in by_name.most_common(args.top_events)},
             **machine.describe()}, args.out)
 
     hidden, vocab = cfg["hidden"], cfg["vocab_size"]
