@@ -67,9 +67,9 @@ class _KerasDropout(keras.layers.Dropout):
     """keras.layers.Dropout with the attention_context method that SelfAttention calls."""
 
     def attention_context(self, probs, value, training=False):
-        """einsum("bnft,btnd->bfnd", dropout(probs), value), through autodiff."""
+        """matmul(dropout(probs), value), through autodiff."""
         probs = self(tf.cast(probs, value.dtype), training=training)
-        return tf.einsum("bnft,btnd->bfnd", probs, value)
+        return tf.matmul(probs, value)
 
 
 def _keep_activation_then_dense(pre_activation, activation, dense):

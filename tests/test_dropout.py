@@ -90,16 +90,16 @@ def test_the_gradient_uses_the_forward_passs_mask(jit_compile):
 @pytest.mark.parametrize("policy, value_dtype, tolerance", [
     ("float32", tf.float32, 1e-6), ("mixed_bfloat16", tf.bfloat16, 1e-2)])
 @pytest.mark.parametrize("jit_compile", [False, True])
-def test_attention_context_and_its_gradients_are_those_of_dropout_then_einsum(
+def test_attention_context_and_its_gradients_are_those_of_dropout_then_matmul(
         policy, value_dtype, tolerance, jit_compile):
     # Two layers with one seed draw the same masks, call for call.
     written = Dropout(0.1, seed=11, dtype=policy)
     reference = Dropout(0.1, seed=11, dtype=policy)
     # [batch, heads, seq_from, seq_to], rows summing to 1 as a softmax's do.
     probs = tf.nn.softmax(tf.random.normal([2, 3, 5, 7], seed=4), axis=-1)
-    # [batch, seq_to, heads, head_size]
-    value = tf.cast(tf.random.normal([2, 7, 3, 4], seed=5), value_dtype)
-    upstream = tf.cast(tf.random.normal([2, 5, 3, 4], seed=6), value_dtype)
+    # [batch, heads, seq_to, head_size]
+    value = tf.cast(tf.random.normal([2, 3, 7, 4], seed=5), value_dtype)
+    upstream = tf.cast(tf.random.normal([2, 3, 5, 4], seed=6), value_dtype)
 
     @tf.function(jit_compile=jit_compile)
     def context_and_gradients(function):
@@ -111,8 +111,8 @@ def test_attention_context_and_its_gradients_are_those_of_dropout_then_einsum(
 
     got = context_and_gradients(
         lambda p, v: written.attention_context(p, v, training=True))
-    want = context_and_gradients(lambda p, v: tf.einsum(
-        "bnft,btnd->bfnd", reference(tf.cast(p, value_dtype), training=True), v))
+    want = context_and_gradients(lambda p, v: tf.matmul(
+        reference(tf.cast(p, value_dtype), training=True), v))
     assert got[0].dtype == value_dtype and got[1].dtype == tf.float32
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(tf.cast(g, tf.float32), tf.cast(w, tf.float32),
@@ -124,7 +124,7 @@ def test_attention_context_and_its_gradients_are_those_of_dropout_then_einsum(
 
 def test_attention_context_without_training_is_the_plain_product():
     probs = tf.nn.softmax(tf.random.normal([1, 2, 3, 3], seed=7), axis=-1)
-    value = tf.random.normal([1, 3, 2, 4], seed=8)
+    value = tf.random.normal([1, 2, 3, 4], seed=8)
     np.testing.assert_allclose(
         Dropout(0.1).attention_context(probs, value, training=False),
-        tf.einsum("bnft,btnd->bfnd", probs, value), rtol=1e-6)
+        tf.matmul(probs, value), rtol=1e-6)

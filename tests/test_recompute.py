@@ -87,7 +87,8 @@ def test_the_feed_forward_recomputes_its_activation_after_the_upstream_gradient(
 
 def test_attention_redraws_its_dropout_after_the_upstream_gradient():
     dropout = Dropout(0.1, seed=1)
-    value = tf.random.normal([2, 5, 3, 4], seed=2)
+    # [batch, heads, seq_to, head_size]
+    value = tf.random.normal([2, 3, 5, 4], seed=2)
     # [batch, heads, seq_from, seq_to]
     function = lambda probs: dropout.attention_context(probs, value, training=True)  # noqa: E731
     assert ops_that_do_not_wait(function, [2, 3, 5, 5]) == []

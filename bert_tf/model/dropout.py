@@ -58,7 +58,7 @@ class Dropout(keras.layers.Dropout):
     def attention_context(self, probs, value, training=False):
         """The attention's context vectors from dropped-out probabilities.
 
-        einsum("bnft,btnd->bfnd", dropout(probs), value), whose backward pass
+        matmul(dropout(probs), value), whose backward pass
         keeps probs and value alone: it draws the mask again from the seed and
         recomputes dropout(probs), rather than keep that
         [batch, heads, seq, seq] tensor from the forward pass. The softmax's
@@ -69,17 +69,17 @@ class Dropout(keras.layers.Dropout):
 
         Args:
           probs: float32 [batch, heads, seq_from, seq_to], the softmax's output.
-          value: [batch, seq_to, heads, head_size], in the compute dtype.
+          value: [batch, heads, seq_to, head_size], in the compute dtype.
           training: Whether to drop.
 
         Returns:
-          [batch, seq_from, heads, head_size], in value's dtype.
+          [batch, heads, seq_from, head_size], in value's dtype.
         """
         if self._draws_from_a_seed(training):
             return _attention_context_saving_only_the_seed(
                 probs, value, self._next_seed(), self._threshold())
         probs = self(tf.cast(probs, value.dtype), training=training)
-        return tf.einsum("bnft,btnd->bfnd", probs, value)
+        return tf.matmul(probs, value)
 
     def _draws_from_a_seed(self, training):
         """Whether this call drops with the hashed mask of a stateless seed.
@@ -126,18 +126,20 @@ def _attention_context_saving_only_the_seed(probs, value, seed, threshold):
     @recompute.custom_gradient
     def attention_context(probs, value):
         def gradient(upstream):
-            # upstream: [batch, seq_from, heads, head_size]
-            dropped_gradient = tf.einsum("bfnd,btnd->bnft", upstream, value)
+            # upstream: [batch, heads, seq_from, head_size]
+            # [batch, heads, seq_from, seq_to]
+            dropped_gradient = tf.matmul(upstream, value, transpose_b=True)
             # One draw of the mask gives both the dropped probabilities again
             # and the probabilities' gradient; the upstream gradient is
             # already an input, so this runs in the backward pass.
             dropped, probs_gradient = _dropout_both(
                 tf.cast(probs, value.dtype), dropped_gradient, seed, threshold)
-            value_gradient = tf.einsum("bnft,bfnd->btnd", dropped, upstream)
+            # [batch, heads, seq_to, head_size]
+            value_gradient = tf.matmul(dropped, upstream, transpose_a=True)
             return tf.cast(probs_gradient, probs.dtype), value_gradient
 
         dropped = _dropout(tf.cast(probs, value.dtype), seed, threshold)
-        return tf.einsum("bnft,btnd->bfnd", dropped, value), gradient
+        return tf.matmul(dropped, value), gradient
 
     return attention_context(probs, value)
 

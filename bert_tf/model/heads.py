@@ -140,7 +140,12 @@ class MaskedLMHead(Head):
         hidden = tf.gather(sequence_output, masked_lm_positions, batch_dims=1)
         hidden = tf.cast(self.layer_norm(self.transform(hidden)), self.compute_dtype)
         table = tf.cast(self._embedding_table(), self.compute_dtype)
-        logits = tf.einsum("bph,vh->bpv", hidden, table)
+        # [batch * predictions, hidden] @ [hidden, vocab]: a 2-D matmul, whose
+        # gradients are 2-D matmuls too (faster than einsums' on a CPU).
+        logits = tf.matmul(tf.reshape(hidden, [-1, tf.shape(hidden)[-1]]), table,
+                           transpose_b=True)
+        # [batch, predictions, vocab]
+        logits = tf.reshape(logits, tf.concat([tf.shape(hidden)[:-1], [-1]], axis=0))
         return tf.cast(logits, tf.float32) + tf.cast(self.output_bias, tf.float32)
 
 

@@ -266,8 +266,14 @@ class SelfAttention(keras.layers.Layer):
         self.built = True
 
     def _split_heads(self, x):
-        """[batch, seq, hidden] -> [batch, seq, heads, head_size]."""
-        return tf.reshape(x, [-1, tf.shape(x)[1], self.num_heads, self.head_size])
+        """[batch, seq, hidden] -> [batch, heads, seq, head_size].
+
+        Heads before positions: the layout in which the attention's products
+        are plain batched matmuls. Transposed once here, rather than inside
+        each einsum of the forward and backward passes.
+        """
+        x = tf.reshape(x, [-1, tf.shape(x)[1], self.num_heads, self.head_size])
+        return tf.transpose(x, [0, 2, 1, 3])
 
     def call(self, hidden_states, input_mask, training=None, first_token_only=False):
         """Attends every position to every unmasked position.
@@ -286,17 +292,20 @@ class SelfAttention(keras.layers.Layer):
           first_token_only).
         """
         queries_from = hidden_states[:, :1] if first_token_only else hidden_states
+        # [batch, heads, seq, head_size]
         query = self._split_heads(self.query(queries_from))
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
         # Scale before the matmul so that 16-bit scores do not overflow.
         query = query * tf.cast(1.0 / math.sqrt(self.head_size), query.dtype)
         # [batch, heads, seq_from, seq_to]
-        scores = tf.einsum("bfnd,btnd->bnft", query, key)
+        scores = tf.matmul(query, key, transpose_b=True)
         scores = tf.cast(scores, tf.float32) + attention_bias_from_mask(input_mask)
         probs = tf.nn.softmax(scores, axis=-1)
-        # [batch, seq_from, heads, head_size]
+        # [batch, heads, seq_from, head_size]
         context = self.dropout.attention_context(probs, value, training=training)
+        # [batch, seq_from, heads, head_size]
+        context = tf.transpose(context, [0, 2, 1, 3])
         return tf.reshape(context, [-1, tf.shape(context)[1], self.num_heads * self.head_size])
 
 
