@@ -6,20 +6,20 @@ TensorFlow 2.21 (docs/benchmarks.md, "bfloat16 on a CPU with bfloat16 units",
 "On an Intel CPU with AVX512-BF16 and no AMX" and "The pretraining step on an
 Intel Xeon with AMX"):
 
-| CPU (/proc/cpuinfo)                | bfloat16 matmuls | float32 training step |
-|------------------------------------|------------------|-----------------------|
-| AMX (amx_bf16): Intel              | 4.0-4.3x float32 | oneDNN's, as fast     |
-| AVX512-BF16 (avx512_bf16): AMD     | 1.9-2.0x float32 | oneDNN's 1.37x XLA    |
-| AVX512-BF16 without AMX: Intel     | 0.55x float32    | oneDNN's 1.08x XLA    |
-| neither                            | emulated, slower | XLA                   |
+| CPU (/proc/cpuinfo)            | bfloat16 matmuls | float32 training step   |
+|--------------------------------|------------------|-------------------------|
+| AMX (amx_bf16): Intel          | 4.0-4.5x float32 | XLA 1.08-1.18x oneDNN's |
+| AVX512-BF16 (avx512_bf16): AMD | 1.9-2.0x float32 | oneDNN's 1.37x XLA      |
+| AVX512-BF16 without AMX: Intel | 0.55x float32    | oneDNN's 1.08x XLA      |
+| neither                        | emulated, slower | XLA                     |
 
 AMX multiplies bfloat16 tiles; AMD's cores run AVX512-BF16's dot products
 at twice float32's rate; Intel's do not. On both AVX512-BF16 kinds, TensorFlow's
 float32 kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
-classifier and tagger; run_pretraining.py 1.11-1.15x). With AMX the two
-ran the BERT-Base pretraining step equally fast (0.97x and 1.01x XLA's
-speed in two rounds), and oneDNN's need no compilation (a first step of
-24-25 s against 30-34 s), so float32 runs on them there too. A CPU whose
+classifier and tagger; run_pretraining.py 1.11-1.15x). With AMX, XLA ran
+the BERT-Base pretraining step 1.08x and 1.18x as fast as oneDNN's kernels
+in two rounds, for a first step 9-10 s longer (compilation), so float32
+steps are compiled there. A CPU whose
 hypervisor hides AMX (amx_bf16 missing from /proc/cpuinfo) is of the third
 kind: TensorFlow cannot use the tiles either.
 """
@@ -60,7 +60,7 @@ def cpu_kind(cpuinfo):
     """
     words = set(cpuinfo.split())
     if "amx_bf16" in words:
-        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=False, why="amx_bf16")
+        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=True, why="amx_bf16")
     if "avx512_bf16" not in words:
         return CpuKind(bfloat16_outruns_float32=False, float32_prefers_xla=True,
                        why="no amx_bf16 or avx512_bf16")
