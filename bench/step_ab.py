@@ -7,9 +7,9 @@ what Keras or autodiff would do, and keras-hub's model as the harness builds
 it (BertBackbone and the MaskedLMHead of BertMaskedLM, an NSP Dense):
 
   bert_tf           as shipped
-  keras_dropout     keras.layers.Dropout in place of bert_tf's 16-bit-mask
-                    Dropout (whose masks are drawn again in the backward pass,
-                    attention's included)
+  keras_dropout     keras.layers.Dropout in place of bert_tf's Dropout (whose
+                    masks are hashed from each element's index and computed
+                    again in the backward pass, attention's included)
   autodiff_gelu     Keras's GELU with autodiff's gradient, which keeps the
                     formula's intermediates, in place of the written-out
                     gradient that recomputes them

@@ -72,7 +72,7 @@ def _group(opcode, op_name):
     """
     if "adam_w" in op_name:
         return "optimizer"
-    if (("predictions" in op_name and "einsum" in op_name.lower())
+    if (("predictions" in op_name and "transform" not in op_name and opcode == "dot")
             or ("mlm_head/token_embedding" in op_name and opcode == "dot")):
         return "mlm_projection"
     if "compile_loss" in op_name or re.search(r"(predictions|mlm_head)[_\d]*/add", op_name):
