@@ -3,23 +3,23 @@
 BERT applies dropout to every attention-probability matrix and after every
 sublayer, and Keras's Dropout draws a float32 uniform number per element
 for it from TensorFlow's random generator: on a CPU, a share of the
-training step worth cutting (docs/benchmarks.md, the AMX section). A
-cryptographic-strength generator is more than a mask needs, so this layer
-hashes each element's
-index with a key made from the seed instead: two rounds of a 32-bit
-integer hash (the "lowbias32" finalizer), computed in the same XLA loop as
-the drop itself. An element is kept when its 32 bits are at or above
-round(rate * 2^32), so the drop probability is `rate` to within 2^-32, and
-the survivors are scaled by the exact inverse of the keep probability, so
-the expected output still equals the input. Everything else, including
-the seeding through a keras.random.SeedGenerator (whose state
-training_loop.Trainer checkpoints), is keras.layers.Dropout's.
+training step worth cutting (docs/benchmarks.md, the AMX section). A mask
+needs less than such a generator gives, so this layer hashes each
+element's index with a key made from the seed instead: two rounds of a
+32-bit integer hash (the "lowbias32" finalizer), computed in the same XLA
+loop as the drop itself. An element is kept when its 32 bits are at or
+above round(rate * 2^32), so the drop probability is `rate` to within
+2^-32, and the survivors are scaled by the exact inverse of the keep
+probability, so the expected output still equals the input. Everything
+else, including the seeding through a keras.random.SeedGenerator (whose
+state training_loop.Trainer checkpoints), is keras.layers.Dropout's.
 
 A hash of the index is a fine source of dropout masks, not of
-cryptographic randomness: for one key it is a bijection of the 32-bit
+randomness for every purpose: for one key it is a bijection of the 32-bit
 indices, so the elements of one mask are distinct draws, and a new key
-(each call's seed) gives an unrelated permutation. Indices wrap at 2^32
-elements per tensor, far above what one replica's step holds.
+(each call's seed) gives an unrelated permutation. The indices are int32:
+a tensor may hold up to 2^31 - 1 elements, far above what one replica's
+step holds.
 
 No mask is kept for the backward pass: the gradients compute it again
 from the seed. Dropout.attention_context does the same for the attention's

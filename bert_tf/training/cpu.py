@@ -8,7 +8,7 @@ Intel Xeon with AMX"):
 
 | CPU (/proc/cpuinfo)            | bfloat16 matmuls | float32 training step   |
 |--------------------------------|------------------|-------------------------|
-| AMX (amx_bf16): Intel          | 4.0-4.5x float32 | XLA 1.08-1.18x oneDNN's |
+| AMX (amx_bf16): Intel          | 3.8-4.6x float32 | XLA 1.06-1.18x oneDNN's |
 | AVX512-BF16 (avx512_bf16): AMD | 1.9-2.0x float32 | oneDNN's 1.37x XLA      |
 | AVX512-BF16 without AMX: Intel | 0.55x float32    | oneDNN's 1.08x XLA      |
 | neither                        | emulated, slower | XLA                     |
@@ -17,8 +17,8 @@ AMX multiplies bfloat16 tiles; AMD's cores run AVX512-BF16's dot products
 at twice float32's rate; Intel's do not. On both AVX512-BF16 kinds, TensorFlow's
 float32 kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
 classifier and tagger; run_pretraining.py 1.11-1.15x). With AMX, XLA ran
-the BERT-Base pretraining step 1.08x and 1.18x as fast as oneDNN's kernels
-in two rounds, for a first step 9-10 s longer (compilation), so float32
+the BERT-Base pretraining step 1.06x to 1.18x as fast as oneDNN's kernels
+in four rounds, for a first step 6-10 s longer (compilation), so float32
 steps are compiled there. A CPU whose
 hypervisor hides AMX (amx_bf16 missing from /proc/cpuinfo) is of the third
 kind: TensorFlow cannot use the tiles either.
