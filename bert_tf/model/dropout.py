@@ -153,11 +153,14 @@ def _hash(x):
     Returns:
       A uint32 tensor of x's shape.
     """
-    x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(16, tf.uint32)))
-    x = x * tf.constant(0x7FEB352D, tf.uint32)
-    x = tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(15, tf.uint32)))
-    x = x * tf.constant(0x846CA68B, tf.uint32)
-    return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(16, tf.uint32)))
+    x = _xor_shift_right(x, 16) * tf.constant(0x7FEB352D, tf.uint32)
+    x = _xor_shift_right(x, 15) * tf.constant(0x846CA68B, tf.uint32)
+    return _xor_shift_right(x, 16)
+
+
+def _xor_shift_right(x, bits):
+    """x ^ (x >> bits), for a uint32 tensor x and a Python int bits."""
+    return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, tf.constant(bits, tf.uint32)))
 
 
 def _keep(shape, seed, threshold):

@@ -37,7 +37,7 @@ def activation_then_dense(pre_activation, activation, dense):
         # [batch * seq, intermediate]. The projection and its gradients are
         # 2-D matmuls: on a CPU, oneDNN runs them up to a sixth faster than
         # the same products written as einsums over [batch, seq, ...] in
-        # float32 (bench/step_ab.py's einsum_projection variant).
+        # float32 (docs/benchmarks.md, the AMX section).
         flat = tf.reshape(pre_activation, [-1, tf.shape(pre_activation)[-1]])
         # [batch * seq, intermediate] @ [intermediate, units] -> [batch * seq, units]
         outputs = tf.matmul(activation(flat), kernel) + bias

@@ -54,8 +54,9 @@ _GELU_CUBIC = 0.044715
 def _fused_in_float32(formula):
     """formula as one fused loop that computes in float32 and rounds once, to x's dtype.
 
-    XLA's CPU loops run a 16-bit formula op by op through conversions; in
-    float32 the same loop is 2-3x faster in bfloat16 (and more exact).
+    XLA's CPU loops run a 16-bit formula op by op through conversions; on
+    bfloat16 inputs, computing in float32 and rounding once is 2-3x faster
+    (and more exact).
 
     Args:
       formula: Takes x and optionally more tensors of x's shape, all float32;
