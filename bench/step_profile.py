@@ -77,8 +77,11 @@ def _group(opcode, op_name):
         return "mlm_projection"
     if "compile_loss" in op_name or re.search(r"(predictions|mlm_head)[_\d]*/add", op_name):
         return "mlm_loss"
+    # bert_tf's custom gradients build their matmuls outside any layer's scope.
+    if opcode == "dot":
+        return "encoder_matmul"
     if "bert_tf" in op_name or "functional" in op_name:
-        return "encoder_matmul" if opcode == "dot" else "encoder_other"
+        return "encoder_other"
     return "other"
 
 
