@@ -17,10 +17,12 @@ lazily and the output written as it goes, under a temporary name until it is
 complete. See bert_tf/feature_extraction/writers.py for the output layouts.
 """
 
+import dataclasses
+
 from absl import app, flags
 
-from bert_tf import cli, feature_extraction
-from bert_tf.cli import script_flags
+from bert_tf import cli, configs, feature_extraction
+from bert_tf.cli import config_flags
 from bert_tf.training import run_setup
 
 flags.DEFINE_string("input_file", None,
@@ -30,19 +32,21 @@ flags.DEFINE_string(
     "layers", "-1,-2,-3,-4",
     "Comma-separated layers to output: -1 is the last transformer layer, -N the first of N; "
     f"0..N-1 count from the first; '{feature_extraction.EMBEDDINGS}' is the embedding output.")
-script_flags.define_model_flags()
-script_flags.define_vocab_flags()
+MODEL_FLAGS = config_flags.define(configs.ModelSettings)
+VOCAB_FLAGS = config_flags.define(configs.VocabSettings)
 flags.DEFINE_integer("batch_size", 32, "Lines encoded at a time.")
 # float32, the default, gives the same features on every device, as the original did; the
 # features are written as float32 whatever the computation's precision.
-script_flags.define_inference_precision_flag()
+# Of the runtime's settings, the two that extraction has: no seed (it draws nothing at
+# random) and no training precision.
+RUNTIME_FLAGS = config_flags.define(configs.RuntimeSettings,
+                                    only=("inference_precision", "jit_compile"))
 flags.register_validator(
     "inference_precision", lambda value: value != "as_trained",
     "--inference_precision=as_trained: extract_features.py trains nothing; give float32, "
     "bfloat16 or float16")
 # The flag's earlier name here.
 flags.DEFINE_alias("mixed_precision", "inference_precision")
-script_flags.define_jit_compile_flag()
 flags.DEFINE_bool("use_one_hot_embeddings", False,
                   "Original flag, accepted and ignored: the embedding lookup needs no choice.")
 flags.DEFINE_enum("output_format", "jsonl", feature_extraction.OUTPUT_FORMATS,
@@ -59,9 +63,9 @@ flags.DEFINE_bool("word_level", False,
 flags.DEFINE_enum("word_pooling", "first", feature_extraction.WORD_POOLINGS,
                   "With --word_level: the word's first piece's vector, or its pieces' mean.")
 flags.DEFINE_integer("log_every_n_examples", 1000, "Log progress every this many examples.")
-script_flags.define_tpu_flags()
-# Show the TPU and XLA flags in --help, not only --helpfull.
-flags.adopt_module_key_flags(script_flags)
+TPU_FLAGS = config_flags.define(configs.TpuConfig)
+# Show the model, TPU and XLA flags in --help, not only --helpfull.
+flags.adopt_module_key_flags(config_flags)
 flags.mark_flags_as_required(["input_file", "output_file", "init_checkpoint"])
 
 FLAGS = flags.FLAGS
@@ -70,17 +74,19 @@ FLAGS = flags.FLAGS
 def main(argv):
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
-    # No seed: extraction draws nothing at random.
-    runtime = run_setup.prepare(None, script_flags.tpu_config(FLAGS),
-                                FLAGS.inference_precision, script_flags.jit_compile(FLAGS))
+    requested = RUNTIME_FLAGS.config()
+    # The features compute in --inference_precision, the model's only precision here.
+    runtime = run_setup.prepare(dataclasses.replace(
+        requested, mixed_precision=requested.inference_precision, tpu=TPU_FLAGS.config()))
+    model, vocab = MODEL_FLAGS.config(), VOCAB_FLAGS.config()
     # ExtractionError (a ValueError) names the flag, or the file and line:
     # cli.run prints it as one line.
     files = feature_extraction.model_files(
-        FLAGS.init_checkpoint, FLAGS.bert_config_file, FLAGS.vocab_file,
-        script_flags.given(FLAGS, "do_lower_case"), FLAGS.max_seq_length)
+        model.init_checkpoint, model.bert_config_file, vocab.vocab_file, vocab.do_lower_case,
+        model.max_seq_length)
     feature_extraction.extract(
         files, FLAGS.input_file, FLAGS.output_file, layers=FLAGS.layers,
-        max_seq_length=FLAGS.max_seq_length, batch_size=FLAGS.batch_size,
+        max_seq_length=model.max_seq_length, batch_size=FLAGS.batch_size,
         output_format=FLAGS.output_format, pooling=FLAGS.pooling,
         word_level=FLAGS.word_level, word_pooling=FLAGS.word_pooling,
         log_every_n_examples=FLAGS.log_every_n_examples, runtime=runtime)

@@ -34,7 +34,7 @@ export's "labels" output and predict_text.py's lines.
 from absl import app, flags
 
 from bert_tf import cli, finetune, glue, labelled_data
-from bert_tf.cli import labelled_data_flags, script_flags
+from bert_tf.cli import config_flags, labelled_data_flags, script_flags
 from bert_tf.tasks import ClassificationTask, MultiLabelTask
 
 FLAGS = flags.FLAGS
@@ -45,24 +45,23 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "task_name", None, f"The GLUE task, case-insensitive: {', '.join(sorted(glue.PROCESSORS))}; "
     "leave it out for your own data (--train_file, --eval_file, --predict_file).")
-labelled_data_flags.define_flags()
-script_flags.define_finetuning_script_flags()
+DATA_FLAGS = labelled_data_flags.define_flags()
+CONFIG_FLAGS = script_flags.finetuning_flags()
 # Show the shared flags in --help, not only --helpfull.
-flags.adopt_module_key_flags(script_flags)
-flags.adopt_module_key_flags(labelled_data_flags)
+flags.adopt_module_key_flags(config_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
 def main(_):
-    config = script_flags.finetune_config(FLAGS)
+    config = CONFIG_FLAGS.config()
     export_only = finetune.check_actions(config)
     if not FLAGS.task_name:
-        if not (labelled_data_flags.given(FLAGS) or export_only):
+        if not (labelled_data_flags.given(DATA_FLAGS) or export_only):
             raise app.UsageError("Give --task_name (a GLUE task), or --train_file, "
                                  "--eval_file or --predict_file (your own CSV or TSV).")
         own_data_main(config)
         return
-    if labelled_data_flags.given(FLAGS):
+    if labelled_data_flags.given(DATA_FLAGS):
         raise app.UsageError("--task_name reads a GLUE task; --train_file, --eval_file, "
                              "--predict_file and their column and label flags your own "
                              "data: give one or the other.")
@@ -75,9 +74,9 @@ def main(_):
     files, runtime = finetune.start(config)
     task = ClassificationTask(len(processor.get_labels()), processor.is_regression,
                               sentence_pairs=processor.tfds_text_keys[1] is not None,
-                              max_seq_length=config.max_seq_length,
+                              max_seq_length=config.model.max_seq_length,
                               label_list=processor.get_labels())
-    data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length, FLAGS.data_dir,
+    data = glue.GlueData(processor, files.tokenizer(), config.model.max_seq_length, FLAGS.data_dir,
                          FLAGS.tfds_name)
     finetune.run(config, task, data, files, runtime)
 
@@ -86,20 +85,20 @@ def own_data_main(config):
     """Fine-tunes on your own CSV or TSV files (labelled_data)."""
     if FLAGS.data_dir or FLAGS.tfds_name:
         raise app.UsageError("--data_dir and --tfds_name read a GLUE task: give --task_name.")
-    data_config = labelled_data_flags.config(FLAGS)
+    data_config = labelled_data_flags.config(DATA_FLAGS)
     files, runtime = finetune.start(config)
-    data = labelled_data.LabelledData(data_config, files.tokenizer(), config.max_seq_length,
-                                      FLAGS.output_dir)
+    data = labelled_data.LabelledData(data_config, files.tokenizer(), config.model.max_seq_length,
+                                      config.run.output_dir)
     # The labels may come from the training file: read before the task.
     data.read(finetune.splits_to_read(data, config))
     labels = data.labels()
     if data_config.problem_type == labelled_data.MULTI_LABEL:
-        task = MultiLabelTask(labels, config.max_seq_length, data_config.threshold,
+        task = MultiLabelTask(labels, config.model.max_seq_length, data_config.threshold,
                               data.sentence_pairs, data_config.label_separator)
     else:
         regression = data_config.problem_type == labelled_data.REGRESSION
         task = ClassificationTask(len(labels), regression, sentence_pairs=data.sentence_pairs,
-                                  max_seq_length=config.max_seq_length,
+                                  max_seq_length=config.model.max_seq_length,
                                   label_list=labels or None)
     finetune.run(config, task, data, files, runtime)
 

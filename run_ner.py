@@ -27,7 +27,7 @@ SavedModel that finds the entities in raw sentences (see predict_entities.py).
 from absl import app, flags
 
 from bert_tf import cli, conll, finetune
-from bert_tf.cli import script_flags
+from bert_tf.cli import config_flags, script_flags
 from bert_tf.tasks import TaggingTask
 
 FLAGS = flags.FLAGS
@@ -42,21 +42,22 @@ flags.DEFINE_list("labels", None, "The tags, in id order; default: those of trai
 flags.DEFINE_integer("window_stride", None, "Word pieces between the starts of the windows "
                      "of a sentence longer than max_seq_length - 2 pieces; default: half "
                      "of that, so that windows overlap by half.")
-script_flags.define_finetuning_script_flags()
-flags.adopt_module_key_flags(script_flags)
+CONFIG_FLAGS = script_flags.finetuning_flags()
+# Show the shared flags in --help, not only --helpfull.
+flags.adopt_module_key_flags(config_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
 def main(_):
-    config = script_flags.finetune_config(FLAGS)
+    config = CONFIG_FLAGS.config()
     finetune.check_actions(config)
-    if (FLAGS.do_train or FLAGS.do_eval) and not FLAGS.data_dir:
+    if (config.run.do_train or config.run.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
     # One object for the task and the data; it refuses a stride that does not fit.
-    settings = conll.ConllSettings(config.max_seq_length, FLAGS.window_stride)
+    settings = conll.ConllSettings(config.model.max_seq_length, FLAGS.window_stride)
     files, runtime = finetune.start(config)
     data = conll.ConllData(settings, files.tokenizer(), FLAGS.data_dir, FLAGS.predict_file,
-                           FLAGS.labels, FLAGS.output_dir)
+                           FLAGS.labels, config.run.output_dir)
     # The task's tags come from the training file: read before the task.
     data.read(finetune.splits_to_read(data, config))
     task = TaggingTask(data.labels(), settings)

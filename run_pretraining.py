@@ -18,21 +18,21 @@ The job itself is bert_tf.pretrain.run(), which Python callers use directly.
 from absl import app, flags
 
 from bert_tf import cli, pretrain
-from bert_tf.cli import script_flags
+from bert_tf.cli import config_flags, script_flags
 
 FLAGS = flags.FLAGS
 
-script_flags.define_pretraining_script_flags()
+CONFIG_FLAGS = script_flags.pretraining_flags()
 flags.mark_flags_as_required(["input_file", "output_dir"])
 # Show the shared flags in --help too, not only in --helpfull.
-flags.adopt_module_key_flags(script_flags)
+flags.adopt_module_key_flags(config_flags)
 
 
 def main(argv):
     """Checks the flags and the data, then trains and/or evaluates."""
     if len(argv) > 1:
         raise app.UsageError(f"unexpected arguments {' '.join(argv[1:])} (write --flag=value)")
-    pretrain.run(script_flags.pretraining_config(FLAGS))
+    pretrain.run(CONFIG_FLAGS.config())
 
 
 if __name__ == "__main__":

@@ -28,12 +28,11 @@ against its gold answers with the official evaluation script's metrics
 question about a raw context (a long one read in windows, as here).
 """
 
-import dataclasses
 
 from absl import app, flags
 
 from bert_tf import cli, finetune, squad
-from bert_tf.cli import script_flags
+from bert_tf.cli import config_flags, script_flags
 from bert_tf.tasks import QuestionAnsweringTask
 
 FLAGS = flags.FLAGS
@@ -42,22 +41,6 @@ flags.DEFINE_string("train_file", None, "The SQuAD JSON file to train on (train-
                     "train-v2.0.json).")
 flags.DEFINE_string("predict_file", None, "The SQuAD JSON file to answer with --do_predict "
                     "and to score with --do_eval (dev-v1.1.json, dev-v2.0.json).")
-flags.DEFINE_integer("doc_stride", 128, "Word pieces between the starts of consecutive "
-                     "windows of a context too long for one.", lower_bound=1)
-flags.DEFINE_integer("max_query_length", 64, "Word pieces kept of each question; a longer "
-                     "one is cut (and counted in a warning).", lower_bound=1)
-flags.DEFINE_integer("n_best_size", 20, "Candidate answers kept per question, in "
-                     "nbest_predictions.json and in the search for the best one.",
-                     lower_bound=1)
-flags.DEFINE_integer("max_answer_length", 30, "The maximum length of an answer that can be "
-                     "generated, in word pieces (start and end are predicted apart).",
-                     lower_bound=1)
-flags.DEFINE_bool("verbose_logging", False, "Log every answer whose text could not be mapped "
-                  "back onto the context. A number of these are expected on SQuAD.")
-flags.DEFINE_bool("version_2_with_negative", False, "SQuAD 2.0: some questions have no "
-                  "answer.")
-flags.DEFINE_float("null_score_diff_threshold", 0.0, "SQuAD 2.0: predict no answer when the "
-                   "null score minus the best span's is greater than this.")
 flags.DEFINE_enum(
     "epoch_unit", "windows", ["questions", "windows"],
     "What --num_train_epochs counts. windows (as Hugging Face counts): steps = windows / "
@@ -65,16 +48,14 @@ flags.DEFINE_enum(
     "(the original's): steps = questions / train_batch_size x epochs, so a question cut "
     "into several windows has its windows seen fewer times. See docs/benchmarks.md for "
     "the measured difference.")
-flags.DEFINE_enum(
-    "doc_stride_means", "step", list(squad.DOC_STRIDE_MEANINGS),
-    "How --doc_stride places a long context's windows. step (the original's): windows start "
-    "doc_stride pieces apart. overlap (Hugging Face's): consecutive windows share doc_stride "
-    "pieces, so they start max_seq_length - question - 3 - doc_stride pieces apart.")
-script_flags.define_finetuning_script_flags(padding=False)
-# The shared definition's default is run_classifier's 128; SQuAD's is 384,
-# as in the original run_squad.py.
-FLAGS.set_default("max_seq_length", 384)
-flags.adopt_module_key_flags(script_flags)
+# The windows' and answers' settings, which the task and the data share.
+SQUAD_FLAGS = config_flags.define(squad.SquadSettings)
+# The shared default is run_classifier's 128; SQuAD's is 384, as in the
+# original run_squad.py.
+CONFIG_FLAGS = script_flags.finetuning_flags(
+    padding=False, defaults={"max_seq_length": squad.SquadSettings.max_seq_length})
+# Show the shared flags in --help, not only --helpfull.
+flags.adopt_module_key_flags(config_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
@@ -91,16 +72,15 @@ def _check_windows(values):
 
 
 def main(_):
-    config = script_flags.finetune_config(FLAGS)
+    config = CONFIG_FLAGS.config()
     finetune.check_actions(config)
-    if FLAGS.do_train and not FLAGS.train_file:
+    if config.run.do_train and not FLAGS.train_file:
         raise app.UsageError("--do_train needs --train_file.")
-    if (FLAGS.do_predict or FLAGS.do_eval) and not FLAGS.predict_file:
+    if (config.do_predict or config.run.do_eval) and not FLAGS.predict_file:
         raise app.UsageError("--do_predict and --do_eval need --predict_file.")
     files, runtime = finetune.start(config)
-    # One object for the task and the data: every SquadSettings field is a flag.
-    settings = squad.SquadSettings(**{field.name: getattr(FLAGS, field.name)
-                                      for field in dataclasses.fields(squad.SquadSettings)})
+    # One object for the task and the data, of the model's length.
+    settings = SQUAD_FLAGS.config(max_seq_length=config.model.max_seq_length)
     task = QuestionAnsweringTask(settings)
     data = squad.SquadData(settings, files.tokenizer(), FLAGS.train_file, FLAGS.predict_file,
                            FLAGS.epoch_unit)

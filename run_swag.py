@@ -20,27 +20,27 @@ endings); predict_choices.py runs it on a file.
 from absl import app, flags
 
 from bert_tf import cli, finetune, swag
-from bert_tf.cli import script_flags
+from bert_tf.cli import config_flags, script_flags
 from bert_tf.tasks import MultipleChoiceTask
 
 FLAGS = flags.FLAGS
 
 flags.DEFINE_string("data_dir", None, "Folder with SWAG's train.csv, val.csv and test.csv.")
 flags.DEFINE_integer("num_choices", 4, "Endings per question (SWAG has 4).", lower_bound=2)
-script_flags.define_finetuning_script_flags()
+CONFIG_FLAGS = script_flags.finetuning_flags()
 # Show the shared flags in --help, not only --helpfull.
-flags.adopt_module_key_flags(script_flags)
+flags.adopt_module_key_flags(config_flags)
 flags.mark_flags_as_required(["output_dir"])
 
 
 def main(_):
-    config = script_flags.finetune_config(FLAGS)
+    config = CONFIG_FLAGS.config()
     export_only = finetune.check_actions(config)
     if not (FLAGS.data_dir or export_only):
         raise app.UsageError("Give --data_dir (SWAG's .csv files).")
     files, runtime = finetune.start(config)
     # One object for the task and the data.
-    settings = swag.SwagSettings(config.max_seq_length, FLAGS.num_choices)
+    settings = swag.SwagSettings(config.model.max_seq_length, FLAGS.num_choices)
     task = MultipleChoiceTask(settings)
     data = swag.SwagData(settings, files.tokenizer(), FLAGS.data_dir)
     finetune.run(config, task, data, files, runtime)

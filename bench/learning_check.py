@@ -26,6 +26,7 @@ import tensorflow as tf
 from absl import logging
 
 from bench import machine, minilm, pretraining_corpus
+from bert_tf import configs
 from bert_tf.model.config import BertConfig
 from bert_tf.records import input_pipeline
 from bert_tf.tasks import PretrainingTask
@@ -73,10 +74,12 @@ def main(args):
     policy = runtime.policy
     trainer = training_loop.Trainer(
         PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), bert_config,
-        runtime, run_setup.TrainingConfig(
+        runtime, configs.TrainingConfig(
             os.path.join(args.work_dir, "model"), num_train_steps=args.num_train_steps,
-            num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
-            iterations_per_loop=100, save_checkpoints_steps=args.eval_every))
+            num_warmup_steps=args.num_train_steps // 10,
+            optimizer=configs.OptimizerSettings(learning_rate=args.learning_rate),
+            cadence=configs.CadenceSettings(iterations_per_loop=100,
+                                            save_checkpoints_steps=args.eval_every)))
     trainer.restore()
 
     def dataset_fn(path, batch_size, is_training, input_context):

@@ -55,6 +55,7 @@ import tensorflow as tf
 from absl import logging
 
 from bench import arguments, machine, minilm, pretraining_corpus
+from bert_tf import configs
 from bert_tf.model.config import BertConfig
 from bert_tf.records import input_pipeline, record_specs
 from bert_tf.tasks import PretrainingTask
@@ -169,13 +170,16 @@ def train_bert_tf(args, seed, bias_correction, records):
     policy = runtime.policy
     trainer = training_loop.Trainer(
         PretrainingTask(args.max_seq_length, args.max_predictions_per_seq), config,
-        runtime, run_setup.TrainingConfig(
+        runtime, configs.TrainingConfig(
             output_dir, num_train_steps=args.num_train_steps,
-            num_warmup_steps=args.num_train_steps // 10, learning_rate=args.learning_rate,
-            adam_bias_correction=bias_correction, iterations_per_loop=100,
-            # The original's schedule, as the peer runs it (--nodecay_after_warmup).
-            decay_after_warmup=False,
-            save_checkpoints_steps=args.eval_every, keep_checkpoint_max=1))
+            num_warmup_steps=args.num_train_steps // 10,
+            optimizer=configs.OptimizerSettings(
+                learning_rate=args.learning_rate, adam_bias_correction=bias_correction,
+                # The original's schedule, as the peer runs it (--nodecay_after_warmup).
+                decay_after_warmup=False),
+            cadence=configs.CadenceSettings(
+                iterations_per_loop=100, save_checkpoints_steps=args.eval_every,
+                keep_checkpoint_max=1)))
     trainer.restore()
     # As run_pretraining.py does: convert_checkpoint.py finds it there.
     config.to_json_file(os.path.join(output_dir, "bert_config.json"))

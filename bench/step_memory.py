@@ -73,15 +73,16 @@ def parse_args(argv=None):
 def main(args):
     import tensorflow as tf
 
-    from bert_tf import conll
+    from bert_tf import configs, conll
     from bert_tf.model import model_files
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import TaggingTask
-    from bert_tf.training import distribution, precision, run_setup
+    from bert_tf.training import precision, run_setup
 
     lengths = [int(length) for length in args.lengths]
     files = model_files.find(minilm.model_dir(), max_seq_length=max(lengths))
-    runtime = run_setup.prepare(1, distribution.TpuConfig(), args.mixed_precision)
+    runtime = run_setup.prepare(
+        configs.RuntimeSettings(mixed_precision=args.mixed_precision, seed=1))
     jit_compile = runtime.jit_compile
     task = TaggingTask(CONLL_TAGS, conll.ConllSettings(max(lengths)))
     with precision.building_under(runtime.policy):

@@ -17,7 +17,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import conll, finetune, glue, squad, swag
+from bert_tf import configs, conll, finetune, glue, squad, swag
 from bert_tf.tasks import ClassificationTask
 from bert_tf.training import best_checkpoint
 
@@ -52,15 +52,21 @@ def checkpoint(tmp_path_factory):
     return tiny_google_checkpoint(str(tmp_path_factory.mktemp("google")), VOCAB)[0]
 
 
-def fine_tune(checkpoint, output_dir, values, **settings):
-    """finetune.run on MRPC with ScriptedData; returns (data, FinetuneResult)."""
-    config = finetune.FinetuneConfig(
-        output_dir=str(output_dir), init_checkpoint=checkpoint, max_seq_length=32,
-        do_train=True, train_batch_size=2, eval_batch_size=2, predict_batch_size=2,
-        learning_rate=1e-3, jit_compile=False, seed=1, mixed_precision="float32", **settings)
+def fine_tune(checkpoint, output_dir, values, do_eval=False, export_dir=None, **settings):
+    """finetune.run on MRPC with ScriptedData; returns (data, FinetuneResult).
+
+    settings: FinetuneConfig's own settings (epochs, evaluation during training).
+    """
+    config = configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir=str(output_dir), do_train=True, do_eval=do_eval),
+        model=configs.ModelSettings(init_checkpoint=checkpoint, max_seq_length=32),
+        batches=configs.BatchSizes(train_batch_size=2, eval_batch_size=2),
+        predict_batch_size=2, optimizer=configs.OptimizerSettings(learning_rate=1e-3),
+        runtime=configs.RuntimeSettings(jit_compile=False, seed=1, mixed_precision="float32"),
+        export=configs.ExportSettings(export_dir=export_dir), **settings)
     files, runtime = finetune.start(config)
     processor = glue.get_processor("MRPC")
-    task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.max_seq_length,
+    task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.model.max_seq_length,
                               label_list=processor.get_labels())
     data = ScriptedData(values, files.tokenizer())
     return data, finetune.run(config, task, data, files, runtime)
@@ -145,8 +151,9 @@ def test_settings_that_cannot_work_are_refused(checkpoint, tmp_path):
         fine_tune(checkpoint, tmp_path, [], early_stopping_patience=2)
     with pytest.raises(finetune.FinetuneError, match="--eval_every_steps evaluates during "
                        "training: add --do_train"):
-        finetune.check_config(finetune.FinetuneConfig(
-            output_dir=str(tmp_path), do_eval=True, eval_every_steps=2))
+        finetune.check_config(configs.FinetuneConfig(
+            run=configs.RunSettings(output_dir=str(tmp_path), do_eval=True),
+            eval_every_steps=2))
 
 
 @pytest.mark.parametrize("task_name, metric", [

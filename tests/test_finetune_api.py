@@ -1,4 +1,4 @@
-"""Every fine-tuning family, fine-tuned from Python through finetune.FinetuneConfig.
+"""Every fine-tuning family, fine-tuned from Python through configs.FinetuneConfig.
 
 Each family's case runs a short program in a fresh Python, as a notebook or a
 user's script would: a FinetuneConfig, finetune.start(), the family's task and
@@ -19,7 +19,7 @@ import pytest
 import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import conll, finetune, glue
+from bert_tf import configs, conll, finetune, glue
 from bert_tf.tasks import ClassificationTask, TaggingTask
 from bert_tf.text import tokenization
 
@@ -34,25 +34,25 @@ FAMILIES = {
     "classification": ("""
         processor = glue.get_processor("MRPC")
         task = ClassificationTask(len(processor.get_labels()), sentence_pairs=True,
-                                  max_seq_length=config.max_seq_length,
+                                  max_seq_length=config.model.max_seq_length,
                                   label_list=processor.get_labels())
-        data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length,
+        data = glue.GlueData(processor, files.tokenizer(), config.model.max_seq_length,
                              data_dir=DATA)
         """, "eval_accuracy"),
     "question_answering": ("""
-        settings = squad.SquadSettings(max_seq_length=config.max_seq_length, doc_stride=16,
+        settings = squad.SquadSettings(max_seq_length=config.model.max_seq_length, doc_stride=16,
                                        max_query_length=8)
         task = QuestionAnsweringTask(settings)
         data = squad.SquadData(settings, files.tokenizer(), train_file=DATA, predict_file=DATA)
         """, "f1"),
     "tagging": ("""
-        settings = conll.ConllSettings(config.max_seq_length, window_stride=8)
+        settings = conll.ConllSettings(config.model.max_seq_length, window_stride=8)
         data = conll.ConllData(settings, files.tokenizer(), data_dir=DATA)
         data.read(finetune.splits_to_read(data, config))  # the tags come from train.txt
         task = TaggingTask(data.labels(), settings)
         """, "eval_f1"),
     "multiple_choice": ("""
-        settings = swag.SwagSettings(config.max_seq_length, num_choices=4)
+        settings = swag.SwagSettings(config.model.max_seq_length, num_choices=4)
         task = MultipleChoiceTask(settings)
         data = swag.SwagData(settings, files.tokenizer(), DATA)
         """, "eval_accuracy"),
@@ -64,14 +64,17 @@ import json
 from absl import flags
 
 from bert_tf import conll, finetune, glue, squad, swag
+from bert_tf import configs
 from bert_tf.tasks import (ClassificationTask, MultipleChoiceTask, QuestionAnsweringTask,
                            TaggingTask)
 
 DATA = {data!r}
-config = finetune.FinetuneConfig(
-    output_dir={output_dir!r}, init_checkpoint={checkpoint!r}, max_seq_length=32,
-    do_train=True, do_eval=True, train_batch_size=2, eval_batch_size=2,
-    num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1)
+config = configs.FinetuneConfig(
+    run=configs.RunSettings(output_dir={output_dir!r}, do_train=True, do_eval=True),
+    model=configs.ModelSettings(init_checkpoint={checkpoint!r}, max_seq_length=32),
+    batches=configs.BatchSizes(train_batch_size=2, eval_batch_size=2), num_train_epochs=1.0,
+    optimizer=configs.OptimizerSettings(learning_rate=1e-3),
+    runtime=configs.RuntimeSettings(jit_compile=False, seed=1))
 files, runtime = finetune.start(config)
 {family}
 finetune.run(config, task, data, files, runtime)
@@ -133,16 +136,18 @@ def test_each_family_fine_tunes_from_python_with_no_flag_defined(family, checkpo
 
 
 def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
-    config = finetune.FinetuneConfig(
-        output_dir=str(tmp_path / "output"), init_checkpoint=checkpoint, max_seq_length=32,
-        do_train=True, do_eval=True, train_batch_size=2, eval_batch_size=2,
-        num_train_epochs=4.0, learning_rate=1e-3, jit_compile=False, seed=1,
-        mixed_precision="float32")
+    config = configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir=str(tmp_path / "output"), do_train=True,
+                              do_eval=True),
+        model=configs.ModelSettings(init_checkpoint=checkpoint, max_seq_length=32),
+        batches=configs.BatchSizes(train_batch_size=2, eval_batch_size=2), num_train_epochs=4.0,
+        optimizer=configs.OptimizerSettings(learning_rate=1e-3),
+        runtime=configs.RuntimeSettings(jit_compile=False, seed=1, mixed_precision="float32"))
     files, runtime = finetune.start(config)
     processor = glue.get_processor("MRPC")
-    task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.max_seq_length,
+    task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.model.max_seq_length,
                               label_list=processor.get_labels())
-    data = glue.GlueData(processor, files.tokenizer(), config.max_seq_length,
+    data = glue.GlueData(processor, files.tokenizer(), config.model.max_seq_length,
                          data_dir=os.path.join(FIXTURES, "glue", "MRPC"))
     reports = []
 
@@ -179,13 +184,16 @@ def test_dynamic_padding_predicts_shortest_first_and_returns_input_order(checkpo
     dev = "\n".join("\n".join(f"{WORDS[i]} O" for i in range(n)) + "\n" for n in lengths)
     (folder / "dev.txt").write_text(dev, encoding="utf-8")
     (folder / "train.txt").write_text("he B-PER\nwas O\n\n", encoding="utf-8")
-    config = finetune.FinetuneConfig(
-        output_dir=str(tmp_path / "output"), init_checkpoint=checkpoint, max_seq_length=32,
-        do_train=True, do_eval=True, train_batch_size=1, eval_batch_size=3,
-        num_train_epochs=1.0, learning_rate=1e-3, jit_compile=False, seed=1,
-        dynamic_padding=True)
+    config = configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir=str(tmp_path / "output"), do_train=True,
+                              do_eval=True),
+        model=configs.ModelSettings(init_checkpoint=checkpoint, max_seq_length=32),
+        batches=configs.BatchSizes(train_batch_size=1, eval_batch_size=3), num_train_epochs=1.0,
+        optimizer=configs.OptimizerSettings(learning_rate=1e-3),
+        runtime=configs.RuntimeSettings(jit_compile=False, seed=1),
+        padding=configs.PaddingSettings(dynamic_padding=True))
     files, runtime = finetune.start(config)
-    settings = conll.ConllSettings(config.max_seq_length, window_stride=8)
+    settings = conll.ConllSettings(config.model.max_seq_length, window_stride=8)
     data = conll.ConllData(settings, files.tokenizer(), data_dir=str(folder))
     data.read(finetune.splits_to_read(data, config))
     task = TaggingTask(data.labels(), settings)
@@ -201,8 +209,9 @@ def test_dynamic_padding_predicts_shortest_first_and_returns_input_order(checkpo
 
 
 def test_a_task_or_data_of_another_max_seq_length_is_refused_before_any_work(tmp_path):
-    config = finetune.FinetuneConfig(output_dir=str(tmp_path / "output"), do_train=True,
-                                     max_seq_length=32)
+    config = configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir=str(tmp_path / "output"), do_train=True),
+        model=configs.ModelSettings(max_seq_length=32))
     data = glue.GlueData(glue.get_processor("MRPC"), None, 32,
                          data_dir=os.path.join(FIXTURES, "glue", "MRPC"))
     with pytest.raises(finetune.FinetuneError, match="^max_seq_length differs: 32 in the "

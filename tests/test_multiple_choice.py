@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from bert_tf import finetune, io_utils, swag
+from bert_tf import configs, finetune, io_utils, swag
 from bert_tf.model.config import BertConfig
 from bert_tf.records import finetune_data, input_pipeline, tfrecord
 from bert_tf.tasks import MultipleChoiceTask
@@ -113,11 +113,15 @@ def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(t
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("".join(f"[unused{i}]\n" for i in range(VOCAB)), encoding="utf-8")
     output_dir = tmp_path / "run"
-    run = finetune.FinetuneConfig(
-        output_dir=str(output_dir), bert_config_file=str(tmp_path / "bert_config.json"),
-        vocab_file=str(vocab), max_seq_length=SEQ, do_train=True, do_eval=True,
-        train_batch_size=16, eval_batch_size=16, learning_rate=3e-3, num_train_epochs=10,
-        dynamic_padding=True, seed=1)
+    run = configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir=str(output_dir), do_train=True, do_eval=True),
+        model=configs.ModelSettings(bert_config_file=str(tmp_path / "bert_config.json"),
+                                    max_seq_length=SEQ),
+        vocab=configs.VocabSettings(vocab_file=str(vocab)),
+        batches=configs.BatchSizes(train_batch_size=16, eval_batch_size=16),
+        optimizer=configs.OptimizerSettings(learning_rate=3e-3), num_train_epochs=10,
+        padding=configs.PaddingSettings(dynamic_padding=True),
+        runtime=configs.RuntimeSettings(seed=1))
     files, runtime = finetune.start(run)
     data = GeneratedQuestions({"train": 256, "dev": 64})
     finetune.run(run, MultipleChoiceTask(swag.SwagSettings(SEQ, CHOICES)), data, files, runtime)

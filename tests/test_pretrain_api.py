@@ -1,4 +1,4 @@
-"""Pretraining from Python through pretrain.PretrainingConfig, with no absl flag defined.
+"""Pretraining from Python through configs.PretrainingConfig, with no absl flag defined.
 
 The program runs in a fresh Python, as a notebook or a user's script would:
 it writes records with the data builder's Python API, pretrains a tiny model
@@ -14,7 +14,7 @@ import sys
 
 from absl import flags
 
-from bert_tf import pretrain
+from bert_tf import configs
 from bert_tf.cli import script_flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,7 +26,7 @@ import dataclasses, json, math, os
 from absl import flags
 import tensorflow as tf
 
-from bert_tf import pretrain, pretraining_data
+from bert_tf import configs, pretrain, pretraining_data
 from bert_tf.model.config import BertConfig
 
 folder = {folder!r}
@@ -37,14 +37,19 @@ pretraining_data.create_pretraining_data(
 bert_config = os.path.join(folder, "bert_config.json")
 BertConfig(vocab_size={vocab_size}, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
            intermediate_size=64, max_position_embeddings=32).to_json_file(bert_config)
-config = pretrain.PretrainingConfig(
-    input_file=records, output_dir=os.path.join(folder, "output"), bert_config_file=bert_config,
-    max_seq_length=32, max_predictions_per_seq=5, do_train=True, do_eval=True,
-    train_batch_size=8, eval_batch_size=8, num_train_steps=4, num_warmup_steps=1,
-    max_eval_steps=2, learning_rate=1e-3, iterations_per_loop=2, save_checkpoints_steps=2,
-    mixed_precision="float32", jit_compile=False, seed=1)
+config = configs.PretrainingConfig(
+    run=configs.RunSettings(output_dir=os.path.join(folder, "output"), do_train=True,
+                            do_eval=True),
+    data=configs.PretrainingData(input_file=records, max_predictions_per_seq=5,
+                                 max_eval_steps=2),
+    model=configs.ModelSettings(bert_config_file=bert_config, max_seq_length=32),
+    batches=configs.BatchSizes(train_batch_size=8, eval_batch_size=8),
+    num_train_steps=4, num_warmup_steps=1,
+    optimizer=configs.OptimizerSettings(learning_rate=1e-3),
+    cadence=configs.CadenceSettings(iterations_per_loop=2, save_checkpoints_steps=2),
+    runtime=configs.RuntimeSettings(mixed_precision="float32", jit_compile=False, seed=1))
 first = pretrain.run(config)
-checkpoint = tf.train.latest_checkpoint(config.output_dir)
+checkpoint = tf.train.latest_checkpoint(config.run.output_dir)
 longer = pretrain.run(dataclasses.replace(config, num_train_steps=6))
 script_flags = {{"input_file", "output_dir", "num_train_steps", "max_predictions_per_seq",
                 "learning_rate", "tpu", "jit_compile", "verbose"}}
@@ -90,18 +95,24 @@ def test_pretraining_runs_and_resumes_from_python_with_no_flag_defined(tmp_path)
 def test_every_pretraining_config_default_is_its_flags_default():
     """One default per setting, whichever way a run is started."""
     values = flags.FlagValues()
-    script_flags.define_pretraining_script_flags(values)
+    defined = script_flags.pretraining_flags(values)
     values(["prog", "--input_file=/tmp/records", "--output_dir=/tmp/run"])
-    config = script_flags.pretraining_config(values)
+    config = defined.config()
     # Unset, the cadence is None in the config: the library picks by device.
     chosen_by_library = {"iterations_per_loop", "save_checkpoints_steps", "log_every_secs",
                          "save_checkpoints_secs"}
-    assert config == pretrain.PretrainingConfig(input_file="/tmp/records",
-                                                output_dir="/tmp/run")
-    for name in ("max_predictions_per_seq", "masked_lm_prob", "num_train_steps",
-                 "max_seq_length", "learning_rate", "train_batch_size"):
-        assert getattr(config, name) == values[name].default, name
-    assert all(getattr(config, name) is None for name in chosen_by_library)
+    assert config == configs.PretrainingConfig(
+        run=configs.RunSettings(output_dir="/tmp/run"),
+        data=configs.PretrainingData(input_file="/tmp/records"))
+    chosen = {"max_predictions_per_seq": config.data.max_predictions_per_seq,
+              "masked_lm_prob": config.masking.masked_lm_prob,
+              "num_train_steps": config.num_train_steps,
+              "max_seq_length": config.model.max_seq_length,
+              "learning_rate": config.optimizer.learning_rate,
+              "train_batch_size": config.batches.train_batch_size}
+    for name, value in chosen.items():
+        assert value == values[name].default, name
+    assert all(getattr(config.cadence, name) is None for name in chosen_by_library)
     # The data builder's defaults are the trainer's, for the settings they share.
-    assert (pretrain.PretrainingConfig.max_predictions_per_seq,
-            pretrain.PretrainingConfig.masked_lm_prob) == (20, 0.15)
+    assert (configs.PretrainingData.max_predictions_per_seq,
+            configs.DynamicMasking.masked_lm_prob) == (20, 0.15)

@@ -6,30 +6,38 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import finetune, squad
+from bert_tf import configs, finetune, squad
 from bert_tf.records import input_pipeline, record_specs, tfrecord
 from bert_tf.training import run_checks
+
+
+def config(output_dir, do_train=False, do_eval=False, allow_random_weights=False,
+           init_checkpoint=None, **settings):
+    """A FinetuneConfig of the given actions and weights' source."""
+    return configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir, do_train, do_eval, allow_random_weights),
+        model=configs.ModelSettings(init_checkpoint=init_checkpoint), **settings)
 
 
 def test_scoring_needs_weights_unless_asked_for_random_ones_by_name(tmp_path):
     empty = str(tmp_path / "empty")
     for actions, named in (({"do_eval": True}, "--do_eval"),
-                           ({"do_predict": True, "export_dir": "x"},
+                           ({"do_predict": True,
+                             "export": configs.ExportSettings(export_dir="x")},
                             "--do_predict and --export_dir")):
         with pytest.raises(run_checks.RunCheckError, match=(
                 f"^{named} would use random weights: --output_dir={empty} holds no checkpoint, "
                 "and there is no --init_checkpoint or --do_train; give one of them, or "
                 "--allow_random_weights to run on random weights anyway$")):
-            finetune.check_actions(finetune.FinetuneConfig(output_dir=empty, **actions))
+            finetune.check_actions(config(empty, **actions))
     # Weights from training, a checkpoint to start from, or asked for by name.
     for fine in ({"do_train": True}, {"init_checkpoint": "model"},
                  {"allow_random_weights": True}):
-        finetune.check_actions(finetune.FinetuneConfig(output_dir=empty, do_eval=True, **fine))
+        finetune.check_actions(config(empty, do_eval=True, **fine))
     # A folder with a run's checkpoint.
     checkpoint = tf.train.Checkpoint(step=tf.Variable(1))
     checkpoint.save(str(tmp_path / "run" / "ckpt"))
-    finetune.check_actions(finetune.FinetuneConfig(output_dir=str(tmp_path / "run"),
-                                                   do_predict=True))
+    finetune.check_actions(config(str(tmp_path / "run"), do_predict=True))
 
 
 def test_heads_the_init_checkpoint_lacked_are_refused_unless_trained_or_asked_for():
@@ -44,8 +52,9 @@ def test_heads_the_init_checkpoint_lacked_are_refused_unless_trained_or_asked_fo
 
 def test_training_at_a_learning_rate_of_0_is_refused(tmp_path):
     with pytest.raises(run_checks.RunCheckError, match="^--learning_rate=0 trains nothing"):
-        finetune.check_actions(finetune.FinetuneConfig(output_dir=str(tmp_path),
-                                                       do_train=True, learning_rate=0.0))
+        finetune.check_actions(configs.FinetuneConfig(
+            run=configs.RunSettings(output_dir=str(tmp_path), do_train=True),
+            optimizer=configs.OptimizerSettings(learning_rate=0.0)))
     # Scoring at 0 trains nothing anyway.
     run_checks.check_learning_rate(False, 0.0)
 

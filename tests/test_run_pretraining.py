@@ -493,8 +493,7 @@ def test_help_explains_every_flag():
     names = {"input_file", "eval_input_file", "max_predictions_per_seq", "num_train_steps",
              "num_warmup_steps", "max_eval_steps"}
     shared = flags.FlagValues()
-    script_flags.define_training_flags(shared)
-    script_flags.define_tpu_flags(shared)
+    script_flags.pretraining_flags(shared)
     names |= set(shared)
     result = run_script("--help")  # absl exits with 1 after --help
     for name in sorted(names):

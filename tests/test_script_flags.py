@@ -1,4 +1,5 @@
-"""The scripts' shared flags and the typed configs they become (bert_tf/cli/script_flags.py)."""
+"""The scripts' flags, generated from the typed configs, and the configs they become
+(bert_tf/cli/script_flags.py, bert_tf/cli/config_flags.py)."""
 
 import dataclasses
 
@@ -6,104 +7,148 @@ import pytest
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import finetune
-from bert_tf.cli import script_flags
-from bert_tf.training import distribution, run_setup
+from bert_tf import configs, finetune, settings
+from bert_tf.cli import config_flags, script_flags
+from bert_tf.training import distribution
 
 
 def _finetune_flags(*argv, padding=True):
-    """A fine-tuning script's shared flags, parsed from argv."""
+    """A fine-tuning script's shared flags, parsed from argv; their ConfigFlags."""
     values = flags.FlagValues()
-    script_flags.define_finetuning_script_flags(padding, values)
+    defined = script_flags.finetuning_flags(padding, flag_values=values)
     values(["prog", *argv])
-    return values
+    return defined
 
 
 def test_a_fine_tuning_command_line_becomes_its_config():
-    config = script_flags.finetune_config(_finetune_flags(
+    config = _finetune_flags(
         "--output_dir=/tmp/run", "--init_checkpoint=/models/bert", "--do_train", "--do_eval",
         "--max_seq_length=256", "--train_batch_size=12", "--learning_rate=3e-5",
         "--num_train_epochs=2.5", "--decay_after_warmup", "--noadam_bias_correction",
         "--jit_compile=false", "--seed=7", "--dynamic_padding", "--tpu_zone=us-central1-b",
-        "--export_dir=/tmp/export", "--export_shapes=static"))
-    assert config == finetune.FinetuneConfig(
-        output_dir="/tmp/run", init_checkpoint="/models/bert", do_train=True, do_eval=True,
-        max_seq_length=256, train_batch_size=12, learning_rate=3e-5, num_train_epochs=2.5,
-        decay_after_warmup=True, adam_bias_correction=False, jit_compile=False, seed=7,
-        dynamic_padding=True, tpu=distribution.TpuConfig(tpu_zone="us-central1-b"),
-        export_dir="/tmp/export", export_shapes="static")
+        "--export_dir=/tmp/export", "--export_shapes=static").config()
+    assert config == configs.FinetuneConfig(
+        run=configs.RunSettings(output_dir="/tmp/run", do_train=True, do_eval=True),
+        model=configs.ModelSettings(init_checkpoint="/models/bert", max_seq_length=256),
+        batches=configs.BatchSizes(train_batch_size=12),
+        optimizer=configs.OptimizerSettings(learning_rate=3e-5, decay_after_warmup=True,
+                                          adam_bias_correction=False),
+        num_train_epochs=2.5,
+        runtime=configs.RuntimeSettings(jit_compile=False, seed=7,
+                                      tpu=configs.TpuConfig(tpu_zone="us-central1-b")),
+        padding=configs.PaddingSettings(dynamic_padding=True),
+        export=configs.ExportSettings(export_dir="/tmp/export", export_shapes="static"))
 
 
 def test_flags_left_unset_leave_the_choice_to_the_library():
     """The cadence is the device's and the casing the checkpoint's, unless given."""
-    unset = script_flags.finetune_config(_finetune_flags("--output_dir=/tmp/run"))
-    assert (unset.do_lower_case, unset.iterations_per_loop, unset.save_checkpoints_steps,
-            unset.log_every_secs, unset.save_checkpoints_secs) == (None,) * 5
-    given = script_flags.finetune_config(_finetune_flags(
+    unset = _finetune_flags("--output_dir=/tmp/run").config()
+    assert (unset.vocab.do_lower_case, unset.cadence.iterations_per_loop,
+            unset.cadence.save_checkpoints_steps, unset.cadence.log_every_secs,
+            unset.cadence.save_checkpoints_secs) == (None,) * 5
+    given = _finetune_flags(
         "--output_dir=/tmp/run", "--nodo_lower_case", "--iterations_per_loop=1000",
-        "--save_checkpoints_secs=60"))
-    assert (given.do_lower_case, given.iterations_per_loop, given.save_checkpoints_secs) == (
-        False, 1000, 60.0)
+        "--save_checkpoints_secs=60").config()
+    assert (given.vocab.do_lower_case, given.cadence.iterations_per_loop,
+            given.cadence.save_checkpoints_secs) == (False, 1000, 60.0)
     training_config = given.training_config(10, 1, tf.distribute.get_strategy())
     # --iterations_per_loop given: the original's fixed loops, no time-sized ones.
-    assert (training_config.iterations_per_loop, training_config.log_every_secs) == (1000, None)
+    assert (training_config.cadence.iterations_per_loop,
+            training_config.cadence.log_every_secs) == (1000, None)
 
 
 def test_every_config_default_is_its_flags_default():
     """One default per setting: the flag's, whichever way a run is started."""
-    values = _finetune_flags("--output_dir=/tmp/run")
+    defined = _finetune_flags("--output_dir=/tmp/run")
+    values = defined.flag_values
     # Unset, these are None in the config: the library picks (see the test above).
     chosen_by_library = {"do_lower_case", "iterations_per_loop", "save_checkpoints_steps",
                          "log_every_secs", "save_checkpoints_secs"}
-    for field in dataclasses.fields(finetune.FinetuneConfig):
-        if field.name in chosen_by_library | {"output_dir", "tpu", "jit_compile"}:
+    for field in settings.settings_of(configs.FinetuneConfig):
+        if field.name in chosen_by_library | {"output_dir", "jit_compile"}:
             continue
         assert field.default == values[field.name].default, field.name
-    assert finetune.FinetuneConfig.jit_compile is None  # --jit_compile=auto
+    assert configs.RuntimeSettings.jit_compile is None  # --jit_compile=auto
     assert values.jit_compile == "auto"
-    tpu_defaults = distribution.TpuConfig()
-    for field in dataclasses.fields(distribution.TpuConfig):
+    tpu_defaults = configs.TpuConfig()
+    for field in dataclasses.fields(configs.TpuConfig):
         assert getattr(tpu_defaults, field.name) == values[field.name].default, field.name
     # The cadence the library picks off a TPU is what the flags' help shows.
-    cadence = run_setup.TrainingConfig.for_strategy(
-        tf.distribute.get_strategy(), output_dir="/tmp/run", num_train_steps=1)
+    cadence = configs.CadenceSettings().for_strategy(tf.distribute.get_strategy())
     for name in chosen_by_library - {"do_lower_case"}:
         assert getattr(cadence, name) == values[name].default, name
 
 
 def test_a_script_without_the_padding_flags_trains_without_padding():
-    config = script_flags.finetune_config(_finetune_flags("--output_dir=/tmp/run",
-                                                          padding=False))
-    assert (config.dynamic_padding, config.group_by_length) == (False, False)
+    defined = _finetune_flags("--output_dir=/tmp/run", padding=False)
+    config = defined.config()
+    assert (config.padding.dynamic_padding, config.padding.group_by_length) == (False, False)
+    assert "dynamic_padding" not in defined.flag_values
 
 
 def test_group_by_length_without_dynamic_padding_is_refused():
-    config = script_flags.finetune_config(_finetune_flags("--output_dir=/tmp/run",
-                                                          "--group_by_length"))
+    config = _finetune_flags("--output_dir=/tmp/run", "--group_by_length").config()
     with pytest.raises(finetune.FinetuneError, match="only saves work with --dynamic_padding"):
         finetune.check_config(config)
 
 
 def test_run_pretraining_flags_become_its_training_config():
     values = flags.FlagValues()
-    script_flags.define_pretraining_script_flags(values)
+    defined = script_flags.pretraining_flags(values)
     values(["prog", "--input_file=/tmp/records", "--output_dir=/tmp/pretrain",
             "--learning_rate=1e-4", "--optimizer=lamb", "--gradient_accumulation_steps=2",
             "--save_checkpoints_steps=500", "--num_train_steps=10000", "--num_warmup_steps=100"])
-    config = script_flags.pretraining_config(values).training_config(
-        tf.distribute.get_strategy())
-    assert config == run_setup.TrainingConfig(
+    config = defined.config().training_config(tf.distribute.get_strategy())
+    assert config == configs.TrainingConfig(
         output_dir="/tmp/pretrain", num_train_steps=10000, num_warmup_steps=100,
-        learning_rate=1e-4, optimizer="lamb", gradient_accumulation_steps=2,
-        save_checkpoints_steps=500, log_every_secs=30.0, save_checkpoints_secs=None)
+        optimizer=configs.OptimizerSettings(learning_rate=1e-4, optimizer="lamb",
+                                          gradient_accumulation_steps=2),
+        cadence=configs.CadenceSettings(
+            iterations_per_loop=1000, save_checkpoints_steps=500, log_every_secs=30.0,
+            save_checkpoints_secs=None))
 
 
 def test_the_original_tpu_flags_are_defined_and_read():
     values = flags.FlagValues()
-    script_flags.define_tpu_flags(values)
+    defined = config_flags.define(configs.TpuConfig, flag_values=values)
     values(["prog", "--num_tpu_cores=8", "--tpu_zone=us-central1-b"])
     assert {"tpu", "use_tpu", "tpu_name", "tpu_zone", "gcp_project", "master",
             "num_tpu_cores"} <= set(values)
-    config = script_flags.tpu_config(values)
-    assert config == distribution.TpuConfig(tpu_zone="us-central1-b")
-    assert config.resolve_strategy().num_replicas_in_sync == 1
+    config = defined.config()
+    assert config == configs.TpuConfig(tpu_zone="us-central1-b")
+    strategy = distribution.resolve_strategy(**dataclasses.asdict(config))
+    assert strategy.num_replicas_in_sync == 1
+
+
+def test_a_script_default_other_than_the_configs_is_the_flags_and_the_configs():
+    """run_squad.py's max_seq_length: 384 in its --help and in the config it builds."""
+    values = flags.FlagValues()
+    defined = script_flags.finetuning_flags(padding=False, defaults={"max_seq_length": 384},
+                                            flag_values=values)
+    values(["prog", "--output_dir=/tmp/run"])
+    assert values["max_seq_length"].default == 384
+    assert defined.config().model.max_seq_length == 384
+
+
+def test_a_default_for_a_setting_the_config_lacks_is_refused():
+    with pytest.raises(ValueError, match="no such flag in FinetuneConfig: max_seq_len"):
+        script_flags.finetuning_flags(defaults={"max_seq_len": 384},
+                                      flag_values=flags.FlagValues())
+
+
+def test_every_setting_is_declared_once_across_a_jobs_parts():
+    """A flag name names one setting: no part repeats another's."""
+    for config_type in (configs.FinetuneConfig, configs.PretrainingConfig):
+        names = [field.name for field in settings.settings_of(config_type)]
+        assert len(names) == len(set(names)), config_type.__name__
+
+
+def test_flag_bounds_and_checks_come_from_the_settings():
+    values = flags.FlagValues()
+    script_flags.finetuning_flags(flag_values=values)
+    with pytest.raises(flags.IllegalFlagValueError, match="--learning_rate must not be negative"):
+        values(["prog", "--output_dir=/tmp/run", "--learning_rate=-1"])
+    values = flags.FlagValues()
+    script_flags.finetuning_flags(flag_values=values)
+    with pytest.raises(flags.IllegalFlagValueError, match="train_batch_size"):
+        values(["prog", "--output_dir=/tmp/run", "--train_batch_size=0"])

@@ -22,6 +22,7 @@ import pytest
 import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
+from bert_tf import configs
 from bert_tf.model.config import BertConfig
 from bert_tf.tasks import ClassificationTask
 from bert_tf.training import run_setup, tpu_rules, training_loop
@@ -242,8 +243,9 @@ def _trainer(task, output_dir):
                         num_attention_heads=2, intermediate_size=64,
                         max_position_embeddings=SEQ, type_vocab_size=2)
     runtime = run_setup.Runtime.resolve(tf.distribute.get_strategy(), jit_compile=False)
-    return training_loop.Trainer(task, config, runtime, run_setup.TrainingConfig(
-        str(output_dir), num_train_steps=2, iterations_per_loop=1))
+    return training_loop.Trainer(task, config, runtime, configs.TrainingConfig(
+        str(output_dir), num_train_steps=2,
+        cadence=configs.CadenceSettings(iterations_per_loop=1, save_checkpoints_steps=1000)))
 
 
 def _run_step(trainer, step, examples, **batching):

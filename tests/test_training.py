@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import finetune
+from bert_tf import configs, finetune
 from bert_tf.model import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.records import input_pipeline
@@ -67,15 +67,21 @@ def _dataset_fn(examples, global_batch, repeat=True):
 
 
 def _trainer(config, output_dir, strategy=None, accumulation=1, steps=20, jit_compile=False,
-             learning_rate=1e-3, mixed_precision="float32", **kwargs):
+             learning_rate=1e-3, mixed_precision="float32", decay_after_warmup=True,
+             **cadence):
+    """A pretraining Trainer; cadence: CadenceSettings' fields, the original's if not given."""
     # XLA is off except where a test is about it: compiling costs seconds.
     runtime = run_setup.Runtime.resolve(strategy or tf.distribute.get_strategy(),
                                         mixed_precision, jit_compile)
+    cadence = {"iterations_per_loop": 1000, "save_checkpoints_steps": 1000, **cadence}
     return training_loop.Trainer(
         PretrainingTask(), config, runtime,
-        run_setup.TrainingConfig(
+        configs.TrainingConfig(
             str(output_dir), num_train_steps=steps, num_warmup_steps=2,
-            learning_rate=learning_rate, gradient_accumulation_steps=accumulation, **kwargs))
+            optimizer=configs.OptimizerSettings(
+                learning_rate=learning_rate, gradient_accumulation_steps=accumulation,
+                decay_after_warmup=decay_after_warmup),
+            cadence=configs.CadenceSettings(**cadence)))
 
 
 def _copy_weights(source, target):
@@ -212,8 +218,10 @@ def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
     trainers = {trim: training_loop.Trainer(
         ClassificationTask(3), config,
         run_setup.Runtime.resolve(two_cpu_strategy, jit_compile=True),
-        run_setup.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
-                                learning_rate=1e-3, iterations_per_loop=1))
+        configs.TrainingConfig(str(tmp_path / str(trim)), num_train_steps=6, num_warmup_steps=1,
+                               optimizer=configs.OptimizerSettings(learning_rate=1e-3),
+                               cadence=configs.CadenceSettings(iterations_per_loop=1,
+                                                               save_checkpoints_steps=1000)))
         for trim in (False, True)}
     _copy_weights(trainers[False].encoder, trainers[True].encoder)
     _copy_weights(trainers[False].heads["classifier"], trainers[True].heads["classifier"])
@@ -233,7 +241,7 @@ def test_classifier_predictions_skip_nothing_and_keep_order(config, tmp_path):
                 "is_real_example": np.array([[1]] * 10 + [[0]] * 2, np.int32)}
     trainer = training_loop.Trainer(
         ClassificationTask(3), config, run_setup.Runtime.resolve(tf.distribute.get_strategy()),
-        run_setup.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
+        configs.TrainingConfig(str(tmp_path), num_train_steps=10, num_warmup_steps=1))
     predict_fn = _dataset_fn(examples, 4, repeat=False)
     collected = trainer.inference.predict(predict_fn)
     probabilities, real = collected["predictions"], collected["is_real_example"]
@@ -261,8 +269,8 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     for inference in ("float32", "as_trained"):
         trainers[inference] = training_loop.Trainer(
             ClassificationTask(3), config, bfloat16,
-            run_setup.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
-                                    inference_precision=inference))
+            configs.TrainingConfig(str(tmp_path / inference), num_train_steps=10,
+                                   inference_precision=inference))
     # Larger head weights than the initial ones, so that probabilities move
     # away from uniform and precision shows in them.
     for variable in trainers["float32"].heads["classifier"].trainable_variables:
@@ -274,7 +282,7 @@ def test_a_bfloat16_trained_model_predicts_in_float32_unless_asked(config, tmp_p
     # The same weights in a float32 model: the reference.
     reference = training_loop.Trainer(
         ClassificationTask(3), config, run_setup.Runtime.resolve(tf.distribute.get_strategy()),
-        run_setup.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
+        configs.TrainingConfig(str(tmp_path / "reference"), num_train_steps=10))
     _copy_weights(trainers["float32"], reference)
     expected = reference.inference.predict(predict_fn)["predictions"]
     float32 = trainers["float32"].inference.predict(predict_fn)["predictions"]
@@ -297,7 +305,7 @@ def test_a_fine_tuning_task_streams_no_metrics(config, tmp_path):
     trainer = training_loop.Trainer(
         ClassificationTask(2), config,
         run_setup.Runtime.resolve(tf.distribute.get_strategy()),
-        run_setup.TrainingConfig(str(tmp_path), num_train_steps=10))
+        configs.TrainingConfig(str(tmp_path), num_train_steps=10))
     examples = {"input_ids": np.full((4, SEQ), 7, np.int32),
                 "input_mask": np.ones((4, SEQ), np.int32),
                 "segment_ids": np.zeros((4, SEQ), np.int32),
@@ -511,9 +519,8 @@ def test_a_trained_runs_checkpoint_loads_its_model_and_names_the_rest_training_s
 
 def test_the_cadence_is_time_based_off_a_tpu_unless_the_original_settings_are_given():
     def cadence(strategy=None, **given):
-        config = run_setup.TrainingConfig.for_strategy(
-            strategy or tf.distribute.get_strategy(), output_dir="/tmp/x", num_train_steps=10,
-            **given)
+        config = configs.CadenceSettings(**given).for_strategy(
+            strategy or tf.distribute.get_strategy())
         return (config.iterations_per_loop, config.save_checkpoints_steps,
                 config.log_every_secs, config.save_checkpoints_secs)
 

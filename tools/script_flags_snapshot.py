@@ -73,7 +73,7 @@ def script_flags(root="."):
     with context.Pool(1, maxtasksperchild=1) as pool:
         found = pool.map(_own_flags, [os.path.join(root, script) for script in SCRIPTS],
                          chunksize=1)
-    return dict(zip(SCRIPTS, found))
+    return dict(zip(SCRIPTS, found, strict=True))
 
 
 def main():

@@ -68,10 +68,10 @@ def bert_tf_side(args):
     from absl import logging
 
     from bench.squad_files import answerable_only
-    from bert_tf import finetune, squad
+    from bert_tf import configs, finetune, squad
     from bert_tf.model import checkpoints, model_files
     from bert_tf.tasks import QuestionAnsweringTask
-    from bert_tf.training import distribution, run_setup
+    from bert_tf.training import run_setup
     from bert_tf.training.training_loop import Trainer
     from tools.squad_swap import squad_windows
 
@@ -89,14 +89,15 @@ def bert_tf_side(args):
     order = batch_order(len(windows), updates, args.seed)
     steps = min(args.stop_after or updates, updates)
     files = model_files.find(minilm.model_dir(), max_seq_length=SEQ)
-    runtime = run_setup.prepare(args.seed, distribution.TpuConfig(), "float32")
+    runtime = run_setup.prepare(
+        configs.RuntimeSettings(mixed_precision="float32", seed=args.seed))
     config = dataclasses.replace(files.bert_config, hidden_dropout_prob=0.0,
                                  attention_probs_dropout_prob=0.0)
     # One loop per update, so that the history holds every update's loss.
-    training = run_setup.TrainingConfig(
+    training = configs.TrainingConfig(
         output_dir=os.path.join(args.out, "bert_tf_run"), num_train_steps=updates,
-        num_warmup_steps=warmup, learning_rate=LR, iterations_per_loop=1,
-        save_checkpoints_steps=updates)
+        num_warmup_steps=warmup, optimizer=configs.OptimizerSettings(learning_rate=LR),
+        cadence=configs.CadenceSettings(iterations_per_loop=1, save_checkpoints_steps=updates))
     trainer = Trainer(QuestionAnsweringTask(squad.SquadSettings(max_seq_length=SEQ)), config,
                       runtime, training)
     if trainer.restore(minilm.model_dir()) != "initialized":

@@ -10,6 +10,7 @@ SquadData, so that they cannot disagree; it is checked once, when built.
 
 import dataclasses
 
+from bert_tf.settings import setting
 from bert_tf.squad.windows import DOC_STRIDE_MEANINGS, check_doc_stride, check_window_lengths
 
 
@@ -17,7 +18,8 @@ from bert_tf.squad.windows import DOC_STRIDE_MEANINGS, check_doc_stride, check_w
 class SquadSettings:
     """How a question-answering run windows its contexts and chooses its answers.
 
-    Each field is named as run_squad.py's flag that sets it, with its default.
+    Each setting is run_squad.py's flag of the same name, with its default
+    and help (config_flags generates the flags).
 
     Attributes:
       max_seq_length: The windows' length, [CLS] and [SEP]s included.
@@ -35,15 +37,35 @@ class SquadSettings:
         onto the context.
     """
 
+    # The model's (ModelSettings'), not a flag of its own: run_squad.py gives
+    # it; 384 is run_squad.py's default for --max_seq_length.
     max_seq_length: int = 384
-    doc_stride: int = 128
-    max_query_length: int = 64
-    doc_stride_means: str = DOC_STRIDE_MEANINGS[0]
-    version_2_with_negative: bool = False
-    n_best_size: int = 20
-    max_answer_length: int = 30
-    null_score_diff_threshold: float = 0.0
-    verbose_logging: bool = False
+    doc_stride: int = setting(
+        128, "Word pieces between the starts of consecutive windows of a context too long "
+        "for one.", lower_bound=1)
+    max_query_length: int = setting(
+        64, "Word pieces kept of each question; a longer one is cut (and counted in a "
+        "warning).", lower_bound=1)
+    doc_stride_means: str = setting(
+        DOC_STRIDE_MEANINGS[0],
+        "How --doc_stride places a long context's windows. step (the original's): windows "
+        "start doc_stride pieces apart. overlap (Hugging Face's): consecutive windows share "
+        "doc_stride pieces, so they start max_seq_length - question - 3 - doc_stride pieces "
+        "apart.", choices=DOC_STRIDE_MEANINGS)
+    version_2_with_negative: bool = setting(
+        False, "SQuAD 2.0: some questions have no answer.")
+    n_best_size: int = setting(
+        20, "Candidate answers kept per question, in nbest_predictions.json and in the search "
+        "for the best one.", lower_bound=1)
+    max_answer_length: int = setting(
+        30, "The maximum length of an answer that can be generated, in word pieces (start "
+        "and end are predicted apart).", lower_bound=1)
+    null_score_diff_threshold: float = setting(
+        0.0, "SQuAD 2.0: predict no answer when the null score minus the best span's is "
+        "greater than this.")
+    verbose_logging: bool = setting(
+        False, "Log every answer whose text could not be mapped back onto the context. A "
+        "number of these are expected on SQuAD.")
 
     def __post_init__(self):
         """Refuses lengths that leave no room for an answer, or windows that would not move.

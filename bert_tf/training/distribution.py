@@ -1,7 +1,7 @@
 """Chooses the tf.distribute strategy: TPU, else GPUs, else the CPU.
 
-Every script defines the same TPU flags (script_flags.define_tpu_flags) and
-gets its strategy from their TpuConfig, so the same command line runs on a
+Every training script has the same TPU flags (configs.TpuConfig) and
+gets its strategy from them (run_setup.prepare), so the same command line runs on a
 Cloud TPU, a GPU box or a laptop. The original repository's flags (use_tpu,
 tpu_name, tpu_zone, gcp_project, master, num_tpu_cores) keep working; --tpu
 is the shorter modern spelling.
@@ -20,7 +20,6 @@ Under MultiWorkerMirroredStrategy every worker runs the same script;
 is_chief() tells the one that writes the outputs.
 """
 
-import dataclasses
 import json
 import os
 
@@ -32,33 +31,6 @@ from bert_tf.training import tpu_runtime
 
 class TpuNotFoundError(ValueError):
     """A TPU was asked for (--use_tpu, --tpu, ...) and cannot be reached."""
-
-
-@dataclasses.dataclass(frozen=True)
-class TpuConfig:
-    """Which TPU to use, in the original's terms (the scripts' TPU flags).
-
-    Attributes:
-      tpu: A TPU name, grpc:// address or "local"; None: detect one.
-      use_tpu: The original's flag: require a TPU.
-      tpu_name: The original's name or address of the Cloud TPU.
-      tpu_zone: Its GCE zone.
-      gcp_project: Its GCP project.
-      master: The original's TPU master address (grpc://...).
-      num_tpu_cores: The original's flag, checked against the TPU's cores.
-    """
-
-    tpu: str | None = None
-    use_tpu: bool = False
-    tpu_name: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    master: str | None = None
-    num_tpu_cores: int = 8
-
-    def resolve_strategy(self):
-        """resolve_strategy() for this TPU config."""
-        return resolve_strategy(**dataclasses.asdict(self))
 
 
 def _named_tpu(tpu, use_tpu, tpu_name, master):

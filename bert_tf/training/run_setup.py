@@ -1,48 +1,21 @@
 """What a training run is set up with, before any model is built.
 
-- prepare(): seeds the random generators, picks the strategy (TPU, GPUs, or
-  the default), the precision policy and the XLA choice (a Runtime, which
-  every later step is handed) and, on a CPU, the allocator that suits the
-  steps (memory.py), in the order TensorFlow needs.
-  Fine-tuning (finetune.setup), run_pretraining.py and extract_features.py
-  all start here.
+- prepare(): from a configs.parts.RuntimeSettings, seeds the random
+  generators, picks the strategy (TPU, GPUs, or the default), the precision
+  policy and the XLA choice (a Runtime, which every later step is handed)
+  and, on a CPU, the allocator that suits the steps (memory.py), in the order
+  TensorFlow needs. Fine-tuning (finetune.setup), pretraining and
+  extract_features.py all start here.
 - validate_batch_sizes(): the batch sizes against the strategy's replicas.
-- TrainingConfig: how the Trainer trains. TrainingConfig.for_strategy()
-  fills in how often a run logs and saves from what the user left unset: on
-  a TPU a host round trip is expensive and the original's cadence stays (a
-  loop of steps per round trip, and a checkpoint, every 1000 steps); on a
-  CPU or GPU 1000 steps can take an hour, so there each loop is sized from
-  the measured step time to take about LOG_EVERY_SECS, and a checkpoint is
-  also saved every SAVE_CHECKPOINTS_SECS, unless the user gave the
-  original's settings.
 """
 
 import dataclasses
 
 import tensorflow as tf
 
-from bert_tf.training import memory, precision, xla
+from bert_tf.training import distribution, memory, precision, xla
 
 keras = tf.keras
-
-# The original's cadence: a loop of steps per host round trip, and a
-# checkpoint, every 1000 steps. Off a TPU, unless those are given, loops are
-# sized to log every LOG_EVERY_SECS and a checkpoint is also saved every
-# SAVE_CHECKPOINTS_SECS (TrainingConfig.for_strategy).
-ITERATIONS_PER_LOOP = 1000
-SAVE_CHECKPOINTS_STEPS = 1000
-LOG_EVERY_SECS = 30.0
-SAVE_CHECKPOINTS_SECS = 600.0
-
-# The TrainingConfig fields that a user sets (each a flag of the scripts);
-# the others come from the run: output_dir and the step counts. The four
-# cadence settings are None where not given (TrainingConfig.for_strategy).
-USER_SETTINGS = ("learning_rate", "optimizer", "adam_bias_correction", "decay_after_warmup",
-                 "gradient_accumulation_steps", "iterations_per_loop",
-                 "save_checkpoints_steps", "log_every_secs", "save_checkpoints_secs",
-                 "keep_checkpoint_max", "inference_precision")
-
-
 
 def set_random_seed(seed):
     """Seeds Python, numpy and TensorFlow (hence Keras and tf.data) when seed is not None.
@@ -98,7 +71,7 @@ class Runtime:
                    jit_compile)
 
 
-def prepare(seed, tpu, mixed_precision, jit_compile=None):
+def prepare(settings):
     """What every script does before it builds a model: seed, strategy, precision, allocator.
 
     The strategy comes before anything else touches TensorFlow's devices:
@@ -108,17 +81,15 @@ def prepare(seed, tpu, mixed_precision, jit_compile=None):
     compiles the steps (memory.py), and before the first tensor is allocated.
 
     Args:
-      seed: set_random_seed()'s seed, or None.
-      tpu: A distribution.TpuConfig.
-      mixed_precision: One of precision.PRECISIONS.
-      jit_compile: True, False or None (auto), as the run's steps will be
-        compiled (xla.resolve_jit_compile).
+      settings: A configs.parts.RuntimeSettings: the seed (None: unseeded),
+        the TPU, the training precision and the XLA choice.
 
     Returns:
       The run's Runtime: its strategy, precision policy and XLA choice.
     """
-    set_random_seed(seed)
-    runtime = Runtime.resolve(tpu.resolve_strategy(), mixed_precision, jit_compile)
+    set_random_seed(settings.seed)
+    strategy = distribution.resolve_strategy(**dataclasses.asdict(settings.tpu))
+    runtime = Runtime.resolve(strategy, settings.mixed_precision, settings.jit_compile)
     if xla.runs_on_cpu(runtime.strategy) and runtime.jit_compile:
         memory.use_system_allocator()
     return runtime
@@ -157,86 +128,3 @@ def validate_batch_sizes(strategy, train_batch_size, gradient_accumulation_steps
             raise ValueError(f"--{name}={size} must be a multiple of the {replicas} "
                              "replica(s)")
     return train_batch_size // parts
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingConfig:
-    """How a Trainer trains: one object instead of a dozen arguments.
-
-    Attributes:
-      output_dir: Checkpoints, summaries and results go here.
-      num_train_steps: Optimizer updates in all; the schedule decays to 0 there.
-      num_warmup_steps: Linear warmup length.
-      learning_rate: Peak learning rate.
-      optimizer: "adamw" or "lamb".
-      adam_bias_correction: Adam's bias correction (the original had none).
-      decay_after_warmup: Decay the learning rate from the end of warmup
-        (Hugging Face's schedule), not from step 0 (the original's).
-      inference_precision: What predictions compute in, one of
-        precision.INFERENCE_PRECISIONS; float32 whatever training used.
-      gradient_accumulation_steps: Micro-batches per optimizer update.
-      iterations_per_loop: The most steps per tf.function call (host round trip).
-      save_checkpoints_steps: Checkpoint interval, in steps.
-      log_every_secs: If set, each loop runs as many steps as take about this
-        long, measured on the loops before (the first loop is one step); at
-        most iterations_per_loop. None: every loop is iterations_per_loop.
-      save_checkpoints_secs: If set, a checkpoint is also saved after the
-        first loop that ends this long after the last save.
-      keep_checkpoint_max: How many checkpoints to keep.
-
-    Whether the steps are XLA-compiled is the Runtime's (jit_compile).
-    """
-
-    output_dir: str
-    num_train_steps: int
-    num_warmup_steps: int = 0
-    learning_rate: float = 5e-5
-    optimizer: str = "adamw"
-    adam_bias_correction: bool = True
-    decay_after_warmup: bool = True
-    gradient_accumulation_steps: int = 1
-    iterations_per_loop: int = ITERATIONS_PER_LOOP
-    save_checkpoints_steps: int = SAVE_CHECKPOINTS_STEPS
-    log_every_secs: float | None = None
-    save_checkpoints_secs: float | None = None
-    keep_checkpoint_max: int = 5
-    inference_precision: str = "float32"
-
-    @classmethod
-    def for_strategy(cls, strategy, iterations_per_loop=None, save_checkpoints_steps=None,
-                     log_every_secs=None, save_checkpoints_secs=None, **fields):
-        """A TrainingConfig whose logging and saving cadence suits the device.
-
-        Each cadence argument is None when the user left it unset. On a TPU a
-        host round trip is expensive, and the original's cadence stays: a
-        loop and a checkpoint every 1000 steps. On a CPU or GPU, 1000 steps
-        can take an hour: there each loop is sized to take about
-        LOG_EVERY_SECS and a checkpoint is also saved every
-        SAVE_CHECKPOINTS_SECS, unless the user gave iterations_per_loop
-        (respectively save_checkpoints_steps): who sets the original's
-        setting gets the original's behaviour.
-
-        Args:
-          strategy: The run's strategy.
-          iterations_per_loop: Given, or None.
-          save_checkpoints_steps: Given, or None.
-          log_every_secs: Given, or None.
-          save_checkpoints_secs: Given, or None.
-          **fields: The other fields of TrainingConfig.
-
-        Returns:
-          A TrainingConfig.
-        """
-        on_tpu = isinstance(strategy, tf.distribute.TPUStrategy)
-        if log_every_secs is None and not (on_tpu or iterations_per_loop is not None):
-            log_every_secs = LOG_EVERY_SECS
-        if save_checkpoints_secs is None and not (on_tpu or save_checkpoints_steps is not None):
-            save_checkpoints_secs = SAVE_CHECKPOINTS_SECS
-        if iterations_per_loop is None:
-            iterations_per_loop = ITERATIONS_PER_LOOP
-        if save_checkpoints_steps is None:
-            save_checkpoints_steps = SAVE_CHECKPOINTS_STEPS
-        return cls(iterations_per_loop=iterations_per_loop,
-                   save_checkpoints_steps=save_checkpoints_steps,
-                   log_every_secs=log_every_secs, save_checkpoints_secs=save_checkpoints_secs,
-                   **fields)

@@ -9,7 +9,7 @@ logs one progress line per loop; it saves every `save_checkpoints_steps`
 from the newest checkpoint in `output_dir` by itself. Off a TPU, unless the
 user gave `iterations_per_loop`, each loop is sized from the measured step
 time to take about `log_every_secs`; the first loop is one step, so that the
-first line comes right after compilation (run_setup.TrainingConfig). The task
+first line comes right after compilation (configs.TrainingConfig). The task
 (tasks/base.py) supplies the heads, the forward pass, the loss, the metrics
 and the predictions; nothing here depends on which task runs. Evaluation
 and prediction are the Trainer's Inference (inference.py), over the same
@@ -79,7 +79,7 @@ class Trainer:
           runtime: A run_setup.Runtime (run_setup.prepare()'s): the strategy,
             the precision policy the model is built under, and whether the
             steps are XLA-compiled.
-          config: A TrainingConfig.
+          config: A configs.TrainingConfig.
         """
         strategy = runtime.strategy
         self.task = task
@@ -94,31 +94,32 @@ class Trainer:
             # Before anything is written: a second run on this folder stops here.
             run_dir.lock(config.output_dir)
             run_dir.remove_debris(config.output_dir)
-        self.iterations_per_loop = config.iterations_per_loop
-        self.save_checkpoints_steps = config.save_checkpoints_steps
-        self.accumulation_steps = config.gradient_accumulation_steps
+        self.iterations_per_loop = config.cadence.iterations_per_loop
+        self.save_checkpoints_steps = config.cadence.save_checkpoints_steps
+        self.accumulation_steps = config.optimizer.gradient_accumulation_steps
         with strategy.scope(), precision.building_under(runtime.policy):
             self.encoder = BertModel(bert_config)
             self.heads = task.create_heads(self.encoder)
+            settings = config.optimizer
             self.optimizer = optimization.create_optimizer(
-                config.learning_rate, config.num_train_steps, config.num_warmup_steps,
-                optimizer_type=config.optimizer, bias_correction=config.adam_bias_correction,
-                decay_after_warmup=config.decay_after_warmup)
+                settings.learning_rate, config.num_train_steps, config.num_warmup_steps,
+                optimizer_type=settings.optimizer, bias_correction=settings.adam_bias_correction,
+                decay_after_warmup=settings.decay_after_warmup)
             if runtime.policy == "mixed_float16":
                 self.optimizer = keras.optimizers.LossScaleOptimizer(self.optimizer)
             # Slots must exist before the first distributed step.
             self.optimizer.build(self.trainable_variables)
             self.accumulator = None
-            if config.gradient_accumulation_steps > 1:
+            if self.accumulation_steps > 1:
                 self.accumulator = optimization.GradientAccumulator(
-                    self.trainable_variables, config.gradient_accumulation_steps)
+                    self.trainable_variables, self.accumulation_steps)
             self.train_metrics = {"loss": keras.metrics.Mean()}
         self._train_input = None
         # One TensorBoard writer per summaries folder, for the Trainer's life:
         # training in chunks and evaluating between them add to one file each.
         self._writers = {}
         self.training_checkpoints = TrainingCheckpoints(
-            strategy, config.output_dir, config.keep_checkpoint_max, self.encoder,
+            strategy, config.output_dir, config.cadence.keep_checkpoint_max, self.encoder,
             self.heads, self.optimizer)
         # Under the TPU's rules (tpu_rules.py) every step is XLA-compiled
         # (the Runtime's choice) and every input checked for static shapes,
@@ -192,13 +193,10 @@ class Trainer:
 
     def _training_settings(self, global_batch_size):
         """What the training's result depends on (not how often it logs or saves)."""
-        fields = dataclasses.asdict(self.config)
-        for operational in ("output_dir", "iterations_per_loop", "save_checkpoints_steps",
-                            "log_every_secs", "save_checkpoints_secs",
-                            "keep_checkpoint_max", "inference_precision"):
-            fields.pop(operational)
-        return {**fields, "train_batch_size": global_batch_size,
-                "init_checkpoint": self.init_checkpoint}
+        return {"num_train_steps": self.config.num_train_steps,
+                "num_warmup_steps": self.config.num_warmup_steps,
+                **dataclasses.asdict(self.config.optimizer),
+                "train_batch_size": global_batch_size, "init_checkpoint": self.init_checkpoint}
 
     def _gradients(self, features):
         """One replica's loss and gradients on one (micro-)batch."""
@@ -271,7 +269,7 @@ class Trainer:
             while step < num_train_steps:
                 to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
                 fitting = loop_steps(step_seconds, self.iterations_per_loop,
-                                     self.config.log_every_secs)
+                                     self.config.cadence.log_every_secs)
                 steps = min(fitting, num_train_steps - step, to_checkpoint)
                 start = time.time()
                 with memory.releasing_free_memory(enabled=self._jit_compile):
@@ -293,7 +291,7 @@ class Trainer:
                 with writer.as_default(step=step):
                     for name in ("loss", "learning_rate", "examples_per_second"):
                         tf.summary.scalar(name, record[name])
-                secs = self.config.save_checkpoints_secs
+                secs = self.config.cadence.save_checkpoints_secs
                 due = secs is not None and time.time() - last_save >= secs
                 if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
                     self.training_checkpoints.save(step)
