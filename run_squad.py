@@ -15,7 +15,8 @@ and SQuAD 2.0 with --version_2_with_negative=True (and a tuned
 max_seq_length pieces ([CLS] question [SEP] part of the context [SEP]) that
 start doc_stride pieces apart (or, with --doc_stride_means=overlap, share
 doc_stride pieces, as Hugging Face's tokenizers place them); each question's
-answer is the best span over its windows, as the original chose it.
+answer is the best valid span over every pair of its windows' start and
+end pieces (bert_tf/squad/answer_rule.py, the export's rule too).
 
 Outputs in output_dir: train.tf_record and eval.tf_record (the windows),
 predictions.json ({question id: answer text}), nbest_predictions.json (the
@@ -46,8 +47,8 @@ flags.DEFINE_integer("doc_stride", 128, "Word pieces between the starts of conse
                      "windows of a context too long for one.", lower_bound=1)
 flags.DEFINE_integer("max_query_length", 64, "Word pieces kept of each question; a longer "
                      "one is cut (and counted in a warning).", lower_bound=1)
-flags.DEFINE_integer("n_best_size", 20, "Candidate answers kept per question, in "
-                     "nbest_predictions.json and in the search for the best one.",
+flags.DEFINE_integer("n_best_size", 20, "Candidate answers kept per question in "
+                     "nbest_predictions.json (the answer is the best of every valid span).",
                      lower_bound=1)
 flags.DEFINE_integer("max_answer_length", 30, "The maximum length of an answer that can be "
                      "generated, in word pieces (start and end are predicted apart).",
