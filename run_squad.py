@@ -15,7 +15,8 @@ and SQuAD 2.0 with --version_2_with_negative=True (and a tuned
 max_seq_length pieces ([CLS] question [SEP] part of the context [SEP]) that
 start doc_stride pieces apart (or, with --doc_stride_means=overlap, share
 doc_stride pieces, as Hugging Face's tokenizers place them); each question's
-answer is the best span over its windows, as the original chose it.
+answer is the best valid span over every pair of its windows' start and
+end pieces (bert_tf/squad/answer_rule.py, the export's rule too).
 
 Outputs in output_dir: train.tf_record and eval.tf_record (the windows),
 predictions.json ({question id: answer text}), nbest_predictions.json (the

@@ -19,6 +19,7 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from tiny_models import tiny_google_checkpoint
 
 from bert_tf import conll
+from bert_tf.text import tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
@@ -45,7 +46,9 @@ def _write(path, sentences, layout):
     with open(path, "w", encoding="utf-8") as f:
         f.write("-DOCSTART- -X- -X- O\n\n" if layout == "4" else "")
         for words in sentences:
-            for word, tag in zip(words, _tags(words), strict=True):
+            # Words only: words of no tag may be among them.
+            tags = [None] * len(words) if layout == "words" else _tags(words)
+            for word, tag in zip(words, tags, strict=True):
                 f.write({"3": f"{word} {tag} 0\n", "4": f"{word} NN I-NP {tag}\n",
                          "words": f"{word}\n"}[layout])
             f.write("\n")
@@ -184,6 +187,47 @@ def test_predict_entities_reads_a_line_of_any_length_as_run_ner_does(ner_run, tm
     assert served == expected
     # Entities to the line's end, not only in its first window.
     assert max(start for _, start, _ in served) > len(text) - 100
+
+
+def test_words_of_several_pieces_take_the_same_windows_in_run_ner_and_the_export(
+        ner_run, tmp_path):
+    """A word of several pieces moves the later words' first pieces, and so their windows."""
+    # Words of two or three pieces ("hisworks" is "his ##work ##s"), among one-piece ones.
+    many = ["hes", "firsts", "ofers", "hisos", "inling", "sheps", "himwater", "andlines",
+            "hisworks"]
+    rng = random.Random(3)
+    sentences = [[rng.choice(many + list(TAGS)) for _ in range(n)] for n in (60, 31, 12, 4)]
+    tokenizer = tokenization.FullTokenizer(VOCAB, do_lower_case=True)
+    pieces = [sum(len(tokenizer.tokenize(w)) for w in words) for words in sentences]
+    # Windows of 14 pieces: all but the last sentence take several.
+    assert pieces[0] > 4 * 14 and pieces[2] > 14 >= pieces[3]
+    assert all(pieces[i] > len(sentences[i]) for i in range(3))
+    _write(tmp_path / "many.txt", sentences, "words")
+    (tmp_path / "lines.txt").write_text("".join(" ".join(words) + "\n" for words in sentences),
+                                        encoding="utf-8")
+    served = [[] for _ in sentences]
+    result = run_script("predict_entities.py", f"--export_dir={ner_run['export']}",
+                        f"--input_file={tmp_path / 'lines.txt'}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    for line in result.stdout.splitlines():
+        index, kind, start, end, _, _ = line.split("\t")
+        served[int(index)].append((kind, int(start), int(end)))
+    # run_ner.py --do_predict on the same sentences, in a copy of the run's folder.
+    output_dir = shutil.copytree(ner_run["output"], tmp_path / "output")
+    predicted = run_script(
+        "run_ner.py", f"--data_dir={ner_run['data_dir']}", f"--vocab_file={VOCAB}",
+        f"--init_checkpoint={output_dir}", f"--output_dir={output_dir}", "--do_predict",
+        f"--predict_file={tmp_path / 'many.txt'}", "--max_seq_length=16", "--window_stride=5",
+        "--predict_batch_size=8", "--jit_compile=false")
+    assert predicted.returncode == 0, predicted.stderr[-3000:]
+    tagged = conll.read_conll(str(output_dir / "many_predictions.txt"))
+    for words, sentence, entities in zip(sentences, tagged, served, strict=True):
+        expected = []
+        for entity_type, start, end in conll.entity_spans(list(sentence.tags)):
+            begin = len(" ".join(words[:start])) + (1 if start else 0)
+            expected.append((entity_type, begin, begin + len(" ".join(words[start:end]))))
+        assert entities == expected
+    assert sum(map(len, served)) > 5
 
 
 def test_predict_text_refuses_a_tagger_export_naming_the_right_tool(ner_run):

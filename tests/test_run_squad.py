@@ -153,6 +153,44 @@ def test_exported_model_answers_with_the_contexts_own_text(squad_run):
     assert answers and answers.count(ANSWER) >= 0.8 * len(answers)
 
 
+def test_predictions_json_and_the_export_answer_every_question_alike(squad_run):
+    """One answer rule (squad/answer_rule.py) for run_squad.py's files and its export."""
+    output, contexts = squad_run["output"], squad_run["contexts"]
+    predictions = json.loads((output / "predictions.json").read_text())
+    nbest = json.loads((output / "nbest_predictions.json").read_text())
+    null_odds = json.loads((output / "null_odds.json").read_text())
+    model = tf.saved_model.load(str(squad_run["export"]))
+    ids = list(contexts)
+    out = model.signatures["serving_default"](
+        question=tf.constant([squad_run["questions"][i] for i in ids]),
+        context=tf.constant([contexts[i] for i in ids]))
+    answered = 0
+    for i, qas_id in enumerate(ids):
+        text = out["answer_text"][i].numpy().decode()
+        start, end = int(out["answer_start"][i]), int(out["answer_end"][i])
+        assert text == predictions[qas_id], qas_id
+        assert bool(out["has_answer"][i]) == (text != "")
+        # The best span's entry heads the n-best list's spans; the null entry
+        # holds the null score. The export's score is the span's when it
+        # answers, the null score when it abstains: the same span and null
+        # score, within the float32 rounding of two runs of the model.
+        span = next(e for e in nbest[qas_id] if e["text"])
+        null = next(e for e in nbest[qas_id] if not e["text"])
+        span_score = span["start_logit"] + span["end_logit"]
+        null_score = null["start_logit"] + null["end_logit"]
+        assert span["text"] == (text or span["text"])
+        assert null_odds[qas_id] == pytest.approx(null_score - span_score, abs=1e-5)
+        assert float(out["score"][i]) == pytest.approx(span_score if text else null_score,
+                                                       abs=1e-4)
+        if text:
+            answered += 1
+            assert contexts[qas_id][start:end] == text
+        else:
+            assert (start, end) == (-1, -1)
+    # Both outcomes are compared.
+    assert 0 < answered < len(ids)
+
+
 def test_v1_prediction_from_the_trained_output_dir(squad_run, tmp_path):
     """A tf2 checkpoint with the span head loads; v1.1 mode skips unanswerable questions."""
     output = tmp_path / "v1"

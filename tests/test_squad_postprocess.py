@@ -85,6 +85,29 @@ def test_nbest_ranks_valid_spans_and_respects_max_answer_length(tokenizer):
     assert all(type(e["start_logit"]) is float for e in entries)
 
 
+def test_the_answer_is_the_best_span_even_where_the_n_best_pairs_miss_it(tokenizer):
+    examples, features = _convert(tokenizer)
+    results = {features[0].unique_id: (START, END)}
+    # The one best start (4) and end (15) span 12 pieces, more than 5: the
+    # original's only pair is no answer, and it answered "empty". Every pair
+    # scored, (13, 15) is the best within 5 pieces.
+    predictions, nbest, _ = postprocess.write_predictions(
+        examples, features, results, n_best_size=1, max_answer_length=5, do_lower_case=True)
+    assert predictions == {"q1": "1895"}
+    assert [(e["text"], e["start_logit"], e["end_logit"]) for e in nbest["q1"]] == [
+        ("1895", 4.0, 5.0)]
+    # SQuAD 2.0 weighs the same span against the null score.
+    start, end = list(START), list(END)
+    start[0], end[0] = 4.0, 4.0
+    results = {features[0].unique_id: (start, end)}
+    for threshold, expected in ((0.0, "1895"), (-2.0, "")):
+        predictions, nbest, null_odds = postprocess.write_predictions(
+            examples, features, results, 1, 5, True, version_2_with_negative=True,
+            null_score_diff_threshold=threshold)
+        assert predictions == {"q1": expected} and null_odds == {"q1": -1.0}
+        assert [e["text"] for e in nbest["q1"]] == ["1895", ""]
+
+
 def test_no_valid_span_gives_the_originals_placeholder(tokenizer):
     examples, features = _convert(tokenizer)
     results = {features[0].unique_id: (START, END)}

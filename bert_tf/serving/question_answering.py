@@ -3,9 +3,12 @@
 serving_module() builds a QuestionAnsweringServingModule from a trained
 encoder and span head, reading a context in the windows of the run's
 squad.SquadSettings and choosing the answer as its settings say. The
-windows, the max-context rule and the best span are computed for a whole
-batch in the graph (context_windows, max_context_starts, best_spans). An
-export is called from Python; no tool runs it on a file (TOOL is None).
+windows, the max-context rule and the answer are computed for a whole
+batch in the graph (context_windows, max_context_starts, best_spans,
+best_answers). The answer is chosen by squad/answer_rule.py's rule, the one
+run_squad.py's predictions.json follows: the tests check the graph against
+it on the same logits. An export is called from Python; no tool runs it on
+a file (TOOL is None).
 """
 
 import numpy as np
@@ -49,7 +52,9 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
 
     Every (start, end) pair is scored, start_logit + end_logit, so this
     finds the best valid span even where the original, which only paired its
-    n_best_size best starts with its n_best_size best ends, found none.
+    n_best_size best starts with its n_best_size best ends, found none or
+    another (rules 1 to 3 of squad/answer_rule.py, for one window). A tie
+    goes to the smallest start, then the smallest end.
 
     Args:
       start_logits, end_logits: float32 [batch, seq].
@@ -79,11 +84,66 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
              & ((span_length >= 0) & (span_length < max_answer_length))[tf.newaxis])
     scores = start_logits[:, :, tf.newaxis] + end_logits[:, tf.newaxis, :]
     scores = tf.reshape(tf.where(valid, scores, -np.inf), [tf.shape(scores)[0], -1])
+    # argmax takes the first of equal scores: the smallest start, then end.
     best = tf.argmax(scores, axis=1)
     found = tf.reduce_any(starts, axis=1)
     zero = tf.zeros_like(best)
     return (tf.where(found, best // seq, zero), tf.where(found, best % seq, zero),
             tf.where(found, tf.reduce_max(scores, axis=1), 0.0), found)
+
+
+def best_answers(start_logits, end_logits, window_question, context_start, context_length,
+                 start_allowed, num_questions, max_answer_length, version_2_with_negative=False,
+                 null_score_diff_threshold=0.0):
+    """Each question's answer over its windows: squad/answer_rule.py's rule, in the graph.
+
+    The best span of each window (best_spans), then each question's best
+    window: the highest score, the earliest on a tie. For SQuAD 2.0, the
+    null score is the lowest position-0 start + end logit over the
+    question's windows, and the question goes unanswered when it beats the
+    span's score by more than the threshold. tests/test_question_answering_task.py
+    checks this against answer_rule.best_span, null_score and abstains.
+
+    Args:
+      start_logits, end_logits: float32 [windows, seq].
+      window_question: int64 [windows], the question of each window; every
+        question has at least one window.
+      context_start, context_length, start_allowed, max_answer_length: As
+        best_spans'.
+      num_questions: The number of questions.
+      version_2_with_negative: Whether a question may go unanswered.
+      null_score_diff_threshold: As squad.SquadSettings'.
+
+    Returns:
+      (window, start, end, score, has_answer), [questions] each: the
+      answer's window and columns (end inclusive), int64, 0 without an
+      answer; its float32 score: the span's, or, for a question that
+      abstains although it has a span, the null score, or 0 without any
+      span; and bool, whether the question is answered.
+    """
+    start, end, score, found = best_spans(start_logits, end_logits, context_start,
+                                          context_length, max_answer_length, start_allowed)
+    # [questions]: the highest score among the windows that found a span.
+    score = tf.where(found, score, -np.inf)
+    best_score = tf.math.unsorted_segment_max(score, window_question, num_questions)
+    window = tf.range(tf.size(window_question, out_type=tf.int64))
+    is_best = found & tf.equal(score, tf.gather(best_score, window_question))
+    best = tf.math.unsorted_segment_min(tf.where(is_best, window, tf.int64.max),
+                                        window_question, num_questions)
+    has_answer = tf.math.unsorted_segment_max(tf.cast(found, tf.int32), window_question,
+                                              num_questions) > 0
+    # A question always has a window; one that found nothing points at 0.
+    best = tf.where(has_answer, best, 0)
+    score = tf.where(has_answer, tf.gather(score, best), 0.0)
+    if version_2_with_negative:
+        null_score = tf.math.unsorted_segment_min(
+            start_logits[:, 0] + end_logits[:, 0], window_question, num_questions)
+        answerable = null_score - score <= null_score_diff_threshold
+        score = tf.where(has_answer & ~answerable, null_score, score)
+        has_answer &= answerable
+    zero = tf.zeros_like(best)
+    return (best, tf.where(has_answer, tf.gather(start, best), zero),
+            tf.where(has_answer, tf.gather(end, best), zero), score, has_answer)
 
 
 def context_windows(question_length, context_length, max_seq_length, doc_stride,
@@ -177,7 +237,8 @@ class QuestionAnsweringServingModule(tf.Module):
     pieces as fit in max_seq_length starting doc_stride pieces apart (or
     sharing doc_stride pieces), so a long context is read whole. A piece is
     scored only in the window where it has the most context, and the answer
-    is the best span over all of a question's windows.
+    is the best span over all of a question's windows, by the rule that
+    run_squad.py's predictions.json follows (squad/answer_rule.py).
 
     The context is split into words where basic tokenization splits it (on
     whitespace, with each punctuation mark a word of its own), each word into
@@ -283,27 +344,10 @@ class QuestionAnsweringServingModule(tf.Module):
             window_question, window_start, window_length, context_offset, context_start,
             tf.size(context_pieces.flat_values, out_type=tf.int64),
             tf.shape(start_logits, out_type=tf.int64)[1])
-        start, end, score, found = best_spans(start_logits, end_logits, context_start,
-                                              window_length, self.max_answer_length, allowed)
-        # Each question's best window: the highest score among those that found a span.
-        num_questions = tf.shape(question, out_type=tf.int64)[0]
-        score = tf.where(found, score, -np.inf)
-        best_score = tf.math.unsorted_segment_max(score, window_question, num_questions)
-        window = tf.range(tf.size(window_question, out_type=tf.int64))
-        is_best = found & tf.equal(score, tf.gather(best_score, window_question))
-        best = tf.math.unsorted_segment_min(tf.where(is_best, window, tf.int64.max),
-                                            window_question, num_questions)
-        has_answer = tf.math.unsorted_segment_max(tf.cast(found, tf.int32), window_question,
-                                                  num_questions) > 0
-        # A question always has a window; one that found nothing points at 0.
-        best = tf.where(has_answer, best, 0)
-        score = tf.where(has_answer, tf.gather(score, best), 0.0)
-        if self.version_2_with_negative:
-            null_score = tf.math.unsorted_segment_min(
-                start_logits[:, 0] + end_logits[:, 0], window_question, num_questions)
-            answerable = null_score - score <= self.null_score_diff_threshold
-            score = tf.where(has_answer & ~answerable, null_score, score)
-            has_answer &= answerable
+        best, start, end, score, has_answer = best_answers(
+            start_logits, end_logits, window_question, context_start, window_length, allowed,
+            tf.shape(question, out_type=tf.int64)[0], self.max_answer_length,
+            self.version_2_with_negative, self.null_score_diff_threshold)
 
         # Columns of the best window -> the batch's flat pieces -> their words
         # -> byte offsets. Each table gets one spare entry, so that a batch
@@ -315,10 +359,8 @@ class QuestionAnsweringServingModule(tf.Module):
 
         first_piece = gather(piece_offset, best) - gather(context_start, best)
         piece_words = pieces.value_rowids()
-        byte_start = gather(byte_starts.flat_values,
-                            gather(piece_words, first_piece + gather(start, best)))
-        byte_end = gather(byte_ends.flat_values,
-                          gather(piece_words, first_piece + gather(end, best)))
+        byte_start = gather(byte_starts.flat_values, gather(piece_words, first_piece + start))
+        byte_end = gather(byte_ends.flat_values, gather(piece_words, first_piece + end))
         text = tf.strings.substr(context, byte_start, byte_end - byte_start)
         # Byte offsets to code point offsets: the length of the text before them.
         char_start = tf.cast(tf.strings.length(

@@ -7,8 +7,9 @@ location. `convert_examples_to_features` cuts each example into the
 original's `[CLS] question [SEP] context span [SEP]` windows (`InputFeatures`),
 tokenizing each distinct context and word once; `window_record` makes each
 the record of `record_specs.question_answering_features`. `write_predictions` turns the
-windows' start and end logits back into answer texts, n-best lists and null
-odds, as the original does; `evaluate` and `evaluate_v1` score them with the
+windows' start and end logits back into answer texts (by the rule of
+answer_rule.py, which the raw-text export follows too), n-best lists and
+null odds, in the original's files; `evaluate` and `evaluate_v1` score them with the
 official SQuAD 2.0 and 1.1 metrics. `SquadData` gives finetune.run a run's
 files as those records, and scores and writes their predictions;
 `SquadSettings` is what the run's task and data share.
@@ -18,6 +19,8 @@ The modules, each importing only those above it:
   windows.py: SquadExample -> InputFeatures: doc spans, max context, answer positions;
   settings.py: SquadSettings, checked when built;
   records.py: InputFeatures -> records;
+  answer_rule.py: the answer rule (the best valid span over a question's
+    windows, the null score), which the raw-text export's graph follows too;
   postprocess.py: logits -> predictions, n-best lists, null odds (get_final_text);
   evaluation.py: the official exact match and F1, v2.0 and v1.1;
   data.py: SquadData and SquadReferences, for finetune.run.

@@ -1,11 +1,18 @@
-"""Start and end logits -> answer texts, as the original run_squad.py's write_predictions.
+"""Start and end logits -> answer texts, n-best lists and null odds, as the original's files.
 
-For each example, every window's n_best_size best start and end positions
-are paired; a pair is a candidate when both ends are context pieces, the
-window is the start piece's max-context window, the end does not precede
-the start and the span is at most max_answer_length pieces. Candidates are
+Each question's answer is the one answer_rule.py chooses: the valid span of
+highest start + end logit over all of its windows (and, for SQuAD 2.0, no
+answer when the null score beats it by more than null_score_diff_threshold),
+the rule that run_squad.py's raw-text export applies in its graph.
+
+nbest_predictions.json keeps the original run_squad.py's n-best list: for
+each window, its n_best_size best start and end positions are paired; a pair
+is a candidate when both ends are context pieces, the window is the start
+piece's max-context window, the end does not precede the start and the span
+is at most max_answer_length pieces. The answer's span is a candidate too,
+so it heads the list (the n-best pairs alone can miss it). Candidates are
 ranked by start logit + end logit; the best n_best_size distinct texts form
-the n-best list, with softmax probabilities over their scores.
+the list, with softmax probabilities over their scores.
 
 A candidate's text is found in the original context, not rebuilt from word
 pieces: get_final_text aligns the de-tokenized pieces ("steve smith") with
@@ -13,14 +20,14 @@ the words they came from ("Steve Smith's") character by character and keeps
 the matching part ("Steve Smith"), with its casing, accents and punctuation.
 
 SQuAD 2.0 (version_2_with_negative): the null answer scores the smallest
-start + end logit at [CLS] over the example's windows. The prediction is ""
-when that null score exceeds the best non-null candidate's score by more than
-null_score_diff_threshold; the difference is written to null_odds.json, which
-evaluation.evaluate takes as na_probs to find the best threshold.
+start + end logit at [CLS] over the example's windows, and joins the n-best
+list. The difference between the null score and the answer span's is
+written to null_odds.json, which evaluation.evaluate takes as na_probs to
+find the best threshold.
 
 One case where the original failed is handled: in SQuAD 2.0 mode, an example
-without any valid non-null candidate (the original raised AttributeError)
-gets "" and, as its null odds, the null score against a 0.0 non-null score.
+without any valid span (the original raised AttributeError) gets "" and, as
+its null odds, the null score against a 0.0 span score.
 """
 
 import collections
@@ -28,9 +35,11 @@ import json
 import math
 import os
 
+import numpy as np
 from absl import logging
 
 from bert_tf import io_utils
+from bert_tf.squad import answer_rule
 from bert_tf.text import tokenization
 
 _PrelimPrediction = collections.namedtuple(
@@ -137,8 +146,33 @@ def _candidate_text(example, feature, start_index, end_index, do_lower_case, ver
     return get_final_text(tok_text, orig_text, do_lower_case, verbose_logging)
 
 
+def _window_layout(features, seq):
+    """answer_rule.best_span's context_start, context_length and start_allowed of windows.
+
+    Args:
+      features: One example's windows.InputFeatures.
+      seq: The logits' length.
+
+    Returns:
+      (context_start, context_length, start_allowed): int [windows] twice
+      and bool [windows, seq].
+    """
+    context_start = np.array([min(f.token_to_orig_map) for f in features], np.int64)
+    context_length = np.array([len(f.token_to_orig_map) for f in features], np.int64)
+    start_allowed = np.zeros([len(features), seq], bool)
+    for row, feature in enumerate(features):
+        for position, is_max_context in feature.token_is_max_context.items():
+            start_allowed[row, position] = is_max_context
+    return context_start, context_length, start_allowed
+
+
+def _score(prediction):
+    """A candidate's score as answer_rule.py adds it: start + end logit in float32."""
+    return np.float32(prediction.start_logit) + np.float32(prediction.end_logit)
+
+
 def _predict_example(example, features, results, settings):
-    """The n-best list and the null score of one example.
+    """The answer, the n-best list and the null score of one example.
 
     Args:
       example: a reading.SquadExample.
@@ -148,15 +182,31 @@ def _predict_example(example, features, results, settings):
         version_2_with_negative, verbose_logging).
 
     Returns:
-      (nbest, null): the list of _NbestPrediction, best first, and the
-      _NbestPrediction of the null answer (None without version 2).
+      (nbest, answer, null): the list of _NbestPrediction, best first; the
+      _NbestPrediction of answer_rule.best_span's span (None when no span
+      is valid); and the _NbestPrediction of the null answer (None without
+      version 2).
     """
     n_best_size, max_answer_length, do_lower_case, version_2, verbose_logging = settings
+    logits = [_logits(results, feature.unique_id) for feature in features]
     prelim_predictions = []
+    answer = None
+    if features:
+        start_logits = np.array([start for start, _ in logits], np.float32)
+        end_logits = np.array([end for _, end in logits], np.float32)
+        span = answer_rule.best_span(start_logits, end_logits,
+                                     *_window_layout(features, start_logits.shape[1]),
+                                     max_answer_length)
+        if span is not None:
+            # First among the candidates: on a tie in score, sorting keeps it ahead.
+            answer = _PrelimPrediction(span.window, span.start, span.end,
+                                       logits[span.window][0][span.start],
+                                       logits[span.window][1][span.end])
+            prelim_predictions.append(answer)
     null = None
     null_feature_index = 0
-    for feature_index, feature in enumerate(features):
-        start_logits, end_logits = _logits(results, feature.unique_id)
+    for feature_index, (feature, (start_logits, end_logits)) in enumerate(
+            zip(features, logits, strict=True)):
         if version_2:
             # The null answer is scored where it is least likely: the window
             # whose [CLS] start + end logit is smallest.
@@ -186,7 +236,7 @@ def _predict_example(example, features, results, settings):
         prelim_predictions.append(_PrelimPrediction(
             null_feature_index, 0, 0, null.start_logit, null.end_logit))
     # sorted is stable: equal scores keep the order in which they were found.
-    prelim_predictions.sort(key=lambda p: p.start_logit + p.end_logit, reverse=True)
+    prelim_predictions.sort(key=_score, reverse=True)
 
     seen = set()
     nbest = []
@@ -209,7 +259,12 @@ def _predict_example(example, features, results, settings):
         # No valid span at all (a tiny max_answer_length, say): a placeholder
         # answer, as in the original, so that every question gets one.
         nbest.append(_NbestPrediction("empty", 0.0, 0.0))
-    return nbest, null
+    if answer is not None:
+        answer = _NbestPrediction(
+            _candidate_text(example, features[answer.feature_index], answer.start_index,
+                            answer.end_index, do_lower_case, verbose_logging),
+            answer.start_logit, answer.end_logit)
+    return nbest, answer, null
 
 
 def _write_json(path, value):
@@ -255,26 +310,27 @@ def write_predictions(examples, features, results, n_best_size, max_answer_lengt
                 verbose_logging)
     predictions, all_nbest, null_odds = {}, {}, {}
     for example_index, example in enumerate(examples):
-        nbest, null = _predict_example(example, features_by_example[example_index], results,
-                                       settings)
+        nbest, answer, null = _predict_example(
+            example, features_by_example[example_index], results, settings)
         probabilities = _softmax([entry.start_logit + entry.end_logit for entry in nbest])
         all_nbest[example.qas_id] = [
             {"text": entry.text, "probability": probability,
              "start_logit": entry.start_logit, "end_logit": entry.end_logit}
             for entry, probability in zip(nbest, probabilities, strict=True)]
         if not version_2_with_negative:
-            predictions[example.qas_id] = nbest[0].text
+            predictions[example.qas_id] = nbest[0].text if answer is None else answer.text
             continue
-        best_non_null = next((entry for entry in nbest if entry.text), None)
-        if best_non_null is None:
-            null_odds[example.qas_id] = null.start_logit + null.end_logit
+        # The window of the lowest [CLS] score: answer_rule.null_score's.
+        null_score = _score(null)
+        if answer is None:
+            null_odds[example.qas_id] = float(null_score)
             predictions[example.qas_id] = ""
             continue
-        score_diff = (null.start_logit + null.end_logit - best_non_null.start_logit
-                      - best_non_null.end_logit)
-        null_odds[example.qas_id] = score_diff
+        span_score = _score(answer)
+        null_odds[example.qas_id] = float(null_score - span_score)
         predictions[example.qas_id] = (
-            "" if score_diff > null_score_diff_threshold else best_non_null.text)
+            "" if answer_rule.abstains(null_score, span_score, null_score_diff_threshold)
+            else answer.text)
 
     if output_dir is not None:
         _write_json(os.path.join(output_dir, "predictions.json"), predictions)

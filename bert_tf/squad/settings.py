@@ -55,8 +55,8 @@ class SquadSettings:
     version_2_with_negative: bool = setting(
         False, "SQuAD 2.0: some questions have no answer.")
     n_best_size: int = setting(
-        20, "Candidate answers kept per question, in nbest_predictions.json and in the search "
-        "for the best one.", lower_bound=1)
+        20, "Candidate answers kept per question in nbest_predictions.json (the answer is the "
+        "best of every valid span).", lower_bound=1)
     max_answer_length: int = setting(
         30, "The maximum length of an answer that can be generated, in word pieces (start "
         "and end are predicted apart).", lower_bound=1)
