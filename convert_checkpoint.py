@@ -18,7 +18,8 @@ from absl import flags
 
 import bert_tf.tasks  # noqa: F401  (defines every task's heads, which heads.head_types() finds)
 from bert_tf import cli
-from bert_tf.model import checkpoints, heads, tf_hub
+from bert_tf.checkpoints import checkpoints, tf_hub
+from bert_tf.model import heads
 
 flags.DEFINE_string(
     "input", None,

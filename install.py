@@ -36,7 +36,7 @@ same minor version (tensorflow-text 2.21 requires TensorFlow 2.21, so without
 the pin pip would upgrade a 2.20). A TensorFlow outside that range is replaced
 by the newest in range, and it says why.
 
-The PCI bus is read too (bert_tf/training/tpu_runtime.py): where it and the device
+The PCI bus is read too (bert_tf/runtime/tpu_runtime.py): where it and the device
 files disagree about a TPU, the install stops with one line instead of
 guessing, and --accelerator decides.
 """
@@ -69,7 +69,7 @@ class InstallError(Exception):
 
 
 def load_tpu_runtime(checkout):
-    """bert_tf/training/tpu_runtime.py of the checkout, loaded on its own.
+    """bert_tf/runtime/tpu_runtime.py of the checkout, loaded on its own.
 
     bert_tf is not installed yet.
 
@@ -79,7 +79,7 @@ def load_tpu_runtime(checkout):
     Returns:
       The module (it imports only the standard library).
     """
-    path = os.path.join(checkout, "bert_tf", "training", "tpu_runtime.py")
+    path = os.path.join(checkout, "bert_tf", "runtime", "tpu_runtime.py")
     spec = importlib.util.spec_from_file_location("bert_tf_install_tpu_runtime", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -18,8 +18,9 @@ about once.
 
 from absl import flags
 
-from bert_tf import cli, swag
+from bert_tf import cli
 from bert_tf.cli import text_input
+from bert_tf.data import swag
 from bert_tf.serving import export_runner
 
 text_input.define_flags(input_file_help="A CSV file in SWAG's layout.",

@@ -33,8 +33,9 @@ export's "labels" output and predict_text.py's lines.
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, glue, labelled_data
+from bert_tf import cli, finetune
 from bert_tf.cli import config_flags, labelled_data_flags, script_flags
+from bert_tf.data import csv, glue
 from bert_tf.tasks import ClassificationTask, MultiLabelTask
 
 FLAGS = flags.FLAGS
@@ -87,16 +88,16 @@ def own_data_main(config):
         raise app.UsageError("--data_dir and --tfds_name read a GLUE task: give --task_name.")
     data_config = labelled_data_flags.config(DATA_FLAGS)
     files, runtime = finetune.start(config)
-    data = labelled_data.LabelledData(data_config, files.tokenizer(), config.model.max_seq_length,
+    data = csv.LabelledData(data_config, files.tokenizer(), config.model.max_seq_length,
                                       config.run.output_dir)
     # The labels may come from the training file: read before the task.
     data.read(finetune.splits_to_read(data, config))
     labels = data.labels()
-    if data_config.problem_type == labelled_data.MULTI_LABEL:
+    if data_config.problem_type == csv.MULTI_LABEL:
         task = MultiLabelTask(labels, config.model.max_seq_length, data_config.threshold,
                               data.sentence_pairs, data_config.label_separator)
     else:
-        regression = data_config.problem_type == labelled_data.REGRESSION
+        regression = data_config.problem_type == csv.REGRESSION
         task = ClassificationTask(len(labels), regression, sentence_pairs=data.sentence_pairs,
                                   max_seq_length=config.model.max_seq_length,
                                   label_list=labels or None)

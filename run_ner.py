@@ -26,8 +26,9 @@ SavedModel that finds the entities in raw sentences (see predict_entities.py).
 
 from absl import app, flags
 
-from bert_tf import cli, conll, finetune
+from bert_tf import cli, finetune
 from bert_tf.cli import config_flags, script_flags
+from bert_tf.data import conll
 from bert_tf.tasks import TaggingTask
 
 FLAGS = flags.FLAGS

@@ -9,7 +9,7 @@ The original README's command lines run unchanged, e.g.:
     --train_batch_size=32 --max_seq_length=128 --max_predictions_per_seq=20 \\
     --num_train_steps=20 --num_warmup_steps=10 --learning_rate=2e-5
 
-It runs on a TPU, GPUs or the CPU with no change (see bert_tf/training/distribution.py),
+It runs on a TPU, GPUs or the CPU with no change (see bert_tf/runtime/distribution.py),
 and resumes from the newest checkpoint in --output_dir after an interruption.
 Under a TF_CONFIG that lists several workers, start it on each of them.
 The job itself is bert_tf.pretrain.run(), which Python callers use directly.

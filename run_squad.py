@@ -16,7 +16,7 @@ max_seq_length pieces ([CLS] question [SEP] part of the context [SEP]) that
 start doc_stride pieces apart (or, with --doc_stride_means=overlap, share
 doc_stride pieces, as Hugging Face's tokenizers place them); each question's
 answer is the best valid span over every pair of its windows' start and
-end pieces (bert_tf/squad/answer_rule.py, the export's rule too).
+end pieces (bert_tf/data/squad/answer_rule.py, the export's rule too).
 
 Outputs in output_dir: train.tf_record and eval.tf_record (the windows),
 predictions.json ({question id: answer text}), nbest_predictions.json (the
@@ -32,8 +32,9 @@ question about a raw context (a long one read in windows, as here).
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, squad
+from bert_tf import cli, finetune
 from bert_tf.cli import config_flags, script_flags
+from bert_tf.data import squad
 from bert_tf.tasks import QuestionAnsweringTask
 
 FLAGS = flags.FLAGS

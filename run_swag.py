@@ -19,8 +19,9 @@ endings); predict_choices.py runs it on a file.
 
 from absl import app, flags
 
-from bert_tf import cli, finetune, swag
+from bert_tf import cli, finetune
 from bert_tf.cli import config_flags, script_flags
+from bert_tf.data import swag
 from bert_tf.tasks import MultipleChoiceTask
 
 FLAGS = flags.FLAGS

@@ -32,7 +32,7 @@ checkpoint's weights, word-level alignment, each word's first piece):
    epochs (3 by default), --seed fixed. Batches hold sentences of similar
    lengths (ties broken at random), in a random order each epoch, so the
    LSTM runs over little padding.
-4. Each is scored on the valid sentences with bert_tf.conll.entity_scores
+4. Each is scored on the valid sentences with bert_tf.data.conll.entity_scores
    (entity-level precision, recall and F1, conlleval's rules).
 
 Prints one JSON line for the extraction, then one per choice:
@@ -75,7 +75,8 @@ import numpy as np
 import tensorflow as tf
 
 from bench import arguments, machine, minilm
-from bert_tf import conll, feature_extraction
+from bert_tf import feature_extraction
+from bert_tf.data import conll
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

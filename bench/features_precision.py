@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from bench import arguments, machine, minilm
-from bert_tf.training import cpu
+from bert_tf.runtime import cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

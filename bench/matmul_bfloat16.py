@@ -20,7 +20,7 @@ import time
 import tensorflow as tf
 
 from bench import arguments, machine
-from bert_tf.training import cpu
+from bert_tf.runtime import cpu
 
 # (M, K, N): the square reference; BERT-Base's FFN up-projection at batch 8 x seq 128;
 # an L4 H512 model's FFN up and down projections at batch 16 x seq 128; BERT-Base's FFN

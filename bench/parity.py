@@ -55,7 +55,7 @@ def encode(path, reference):
       (sequence_output, pooled_output) as float32 numpy arrays, the first
       [batch, seq, hidden] with padded positions included.
     """
-    from bert_tf.model import checkpoints
+    from bert_tf.checkpoints import checkpoints
     from bert_tf.model.modeling import BertModel
 
     model = BertModel(checkpoints.find_config(path))
@@ -88,7 +88,7 @@ def differences(sequence, pooled, reference):
 
 def main(args):
     """Compares both loadings with the reference and prints a JSON line for each."""
-    from bert_tf.model import checkpoints
+    from bert_tf.checkpoints import checkpoints
     from bert_tf.model.heads import head_types
 
     model_dir = args.model_dir or minilm.model_dir()

@@ -240,7 +240,7 @@ def bert_tf_speed_and_allocator(log_path):
       first (which includes compiling), or None; "system_allocator": the
       TF_ONEDNN_USE_SYSTEM_ALLOCATOR the run was given, None when it was
       unset and bert_tf chose (malloc where XLA compiles on a CPU,
-      bert_tf/training/memory.py)}.
+      bert_tf/runtime/memory.py)}.
     """
     with open(log_path, encoding="utf-8") as f:
         rates = [float(m.group(1)) for m in re.finditer(r"([\d.]+) examples/s", f.read())][1:]

@@ -50,7 +50,7 @@ import sys
 import numpy as np
 
 from bench import arguments, minilm
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.model.modeling import BertModel
 
 HERE = os.path.dirname(os.path.abspath(__file__))

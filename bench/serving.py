@@ -42,8 +42,8 @@ import numpy as np
 import tensorflow as tf
 
 from bench import arguments, machine, minilm
-from bert_tf import conll
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
+from bert_tf.data import conll
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.model.modeling import BertModel
 from bert_tf.serving import export

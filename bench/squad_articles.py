@@ -30,7 +30,7 @@ import re
 import statistics
 
 from bench import arguments, machine
-from bert_tf.squad.evaluation import normalize_answer
+from bert_tf.data.squad.scoring import normalize_answer
 
 # Answer lengths, in normalized words, counted in these bins (the last open).
 LENGTH_BINS = (1, 2, 3, 4, 5, 6, 11)

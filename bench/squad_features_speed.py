@@ -5,7 +5,7 @@ Both turn the same SquadExamples into windows, in one run:
   line for line below: each example tokenizes its context word by word, asks
   check_is_max_context for every piece of every window and converts every
   window's tokens to ids.
-- bert_tf: `bert_tf.squad.windows.convert_examples_to_features`, which
+- bert_tf: `bert_tf.data.squad.windows.convert_examples_to_features`, which
   tokenizes each distinct context and word once and finds every piece's
   max-context window in one pass.
 
@@ -64,7 +64,7 @@ def original_convert(examples, tokenizer, max_seq_length, doc_stride, max_query_
     Returns:
       The list of windows.InputFeatures it makes.
     """
-    from bert_tf.squad import windows
+    from bert_tf.data.squad import windows
 
     features = []
     unique_id = 1000000000
@@ -138,8 +138,8 @@ def original_convert(examples, tokenizer, max_seq_length, doc_stride, max_query_
 
 def main(args):
     """Times both conversions and prints their figures."""
-    # bert_tf.squad imports TensorFlow: not for --help.
-    from bert_tf.squad import reading, windows
+    # bert_tf.data.squad imports TensorFlow: not for --help.
+    from bert_tf.data.squad import reading, windows
     from bert_tf.text import tokenization
 
     vocab = args.vocab or minilm.vocab_file()

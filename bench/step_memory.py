@@ -73,11 +73,13 @@ def parse_args(argv=None):
 def main(args):
     import tensorflow as tf
 
-    from bert_tf import configs, conll
-    from bert_tf.model import model_files
+    from bert_tf import configs
+    from bert_tf.checkpoints import model_files
+    from bert_tf.data import conll
     from bert_tf.model.modeling import BertModel
+    from bert_tf.runtime import precision
     from bert_tf.tasks import TaggingTask
-    from bert_tf.training import precision, run_setup
+    from bert_tf.training import run_setup
 
     lengths = [int(length) for length in args.lengths]
     files = model_files.find(minilm.model_dir(), max_seq_length=max(lengths))

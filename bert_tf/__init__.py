@@ -1,6 +1,6 @@
 """bert_tf: Google's BERT, reimplemented on TensorFlow 2 and Keras."""
 
-from bert_tf.training import startup_log, tpu_runtime
+from bert_tf.runtime import startup_log, tpu_runtime
 
 __version__ = "0.1.0"
 

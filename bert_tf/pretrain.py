@@ -31,7 +31,7 @@ import os
 from absl import logging
 
 from bert_tf import runner
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.records import input_pipeline
 from bert_tf.tasks import PretrainingTask
 from bert_tf.training import run_checks, run_dir, run_setup, training_loop

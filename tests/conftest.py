@@ -11,7 +11,7 @@ from bert_tf.model.config import BertConfig
 
 # Tests compare numbers across runs and with float32 references: they run in
 # float32, with XLA under --jit_compile=auto, on every CPU, also on those where
-# auto would pick bfloat16 or TensorFlow's own kernels (bert_tf/training/cpu.py;
+# auto would pick bfloat16 or TensorFlow's own kernels (bert_tf/runtime/cpu.py;
 # subprocesses inherit this). Tests of the automatic choice set it themselves.
 os.environ.setdefault("BERT_TF_CPU_BFLOAT16", "0")
 

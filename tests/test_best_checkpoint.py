@@ -17,7 +17,8 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import configs, conll, finetune, glue, squad, swag
+from bert_tf import configs, finetune
+from bert_tf.data import conll, glue, squad, swag
 from bert_tf.tasks import ClassificationTask
 from bert_tf.training import best_checkpoint
 

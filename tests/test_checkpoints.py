@@ -1,4 +1,4 @@
-"""Tests for bert_tf.model.checkpoints: three formats, one name table, clear errors."""
+"""Tests for bert_tf.checkpoints.checkpoints: three formats, one name table, clear errors."""
 
 import gc
 import json
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import conll
-from bert_tf.model import checkpoints
-from bert_tf.model.checkpoint_names import FORMATS, encoder_weight_names
-from bert_tf.model.checkpoints import CheckpointError
+from bert_tf.checkpoints import checkpoints
+from bert_tf.checkpoints.checkpoint_names import FORMATS, encoder_weight_names
+from bert_tf.checkpoints.checkpoints import CheckpointError
+from bert_tf.data import conll
 from bert_tf.model.config import BertConfig
 from bert_tf.model.heads import (
     ClassifierHead,

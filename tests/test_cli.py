@@ -63,7 +63,7 @@ def test_help_exits_0(script):
     assert "--" in result.stdout
     if script in ("run_pretraining.py", "run_classifier.py", "run_ner.py",
                   "extract_features.py"):
-        # Defined in bert_tf/training/xla.py, not in the script: shown all the same.
+        # Defined in bert_tf/runtime/xla.py, not in the script: shown all the same.
         assert "--jit_compile: <auto|true|false>: Compile the train" in result.stdout
 
 
@@ -162,7 +162,7 @@ def test_run_classifier_data_errors_are_one_line(tmp_path, case):
 
 @pytest.mark.parametrize("case", ["truncated safetensors", "truncated google", "no input"])
 def test_convert_checkpoint_bad_inputs_are_one_line(tmp_path, tiny_config, case):
-    from bert_tf.model import checkpoints
+    from bert_tf.checkpoints import checkpoints
     from bert_tf.model.modeling import BertModel
 
     encoder = BertModel(tiny_config)
@@ -201,7 +201,7 @@ def _limit_file_size():
 @pytest.mark.parametrize("output_format", ["hf", "google", "tf2"])
 def test_a_conversion_that_cannot_write_leaves_nothing_and_says_so(tmp_path, tiny_config,
                                                                    output_format):
-    from bert_tf.model import checkpoints
+    from bert_tf.checkpoints import checkpoints
     from bert_tf.model.modeling import BertModel
 
     source = checkpoints.save_hf_folder(str(tmp_path / "hf"), BertModel(tiny_config))

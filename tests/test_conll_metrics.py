@@ -1,9 +1,9 @@
-"""Tests for bert_tf.conll.metrics: conlleval's chunk rules, hand-computed scores, seqeval."""
+"""Tests for bert_tf.data.conll.scoring: conlleval's chunk rules, hand-computed scores, seqeval."""
 
 import numpy as np
 import pytest
 
-from bert_tf import conll
+from bert_tf.data import conll
 
 TYPES = ("PER", "LOC", "ORG", "MISC")
 

@@ -1,9 +1,9 @@
-"""Tests for bert_tf.conll reading and writing: layouts, documents, errors, round trip."""
+"""Tests for bert_tf.data.conll reading and writing: layouts, documents, errors, round trip."""
 
 
 import pytest
 
-from bert_tf import conll
+from bert_tf.data import conll
 
 # Two documents in the 4-column layout of the original CoNLL-2003 files, with
 # a run of blank lines and no blank line after the last sentence.

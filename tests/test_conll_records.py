@@ -1,4 +1,4 @@
-"""Tests for bert_tf/conll/records.py: word pieces, windows and tagging records."""
+"""Tests for bert_tf/data/conll/records.py: word pieces, windows and tagging records."""
 
 import os
 
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import conll
-from bert_tf.records import finetune_data, input_pipeline
+from bert_tf.data import conll, protocol
+from bert_tf.records import input_pipeline
 from bert_tf.records.record_specs import tagging_features
 from bert_tf.text import tokenization
 
@@ -102,7 +102,7 @@ def test_records_read_back_through_the_pipeline(tokenizer, tmp_path):
     ids = conll.tag_ids(sentences, ["O", "B-PER", "I-PER"], str(path))
     records = str(tmp_path / "data.tf_record")
     windows = conll.convert_sentences(sentences, ids, tokenizer, 8, 3)
-    assert finetune_data.write_records(records, windows, tagging_features(8), 3) == 3
+    assert protocol.write_records(records, windows, tagging_features(8), 3) == 3
     (batch,) = input_pipeline.finetuning_dataset(records, 3, False, tagging_features(8))
     assert batch["is_real_example"][:, 0].numpy().tolist() == [1, 1, 0]
     assert batch["sentence_index"][:, 0].numpy().tolist() == [0, 1, 0]
@@ -121,7 +121,7 @@ def test_convert_sentences_gives_every_window_the_file_holds(tokenizer, tmp_path
     sentences = conll.read_conll(str(path))
     ids = conll.tag_ids(sentences, ["O", "B-PER"], str(path))
     windows = conll.convert_sentences(sentences, ids, tokenizer, 10, 4)
-    written = finetune_data.write_records(str(tmp_path / "r.tf_record"), windows,
+    written = protocol.write_records(str(tmp_path / "r.tf_record"), windows,
                                          tagging_features(10))
     assert len(windows) == written == sum(1 for _ in tf.data.TFRecordDataset(
         str(tmp_path / "r.tf_record"))) > 2

@@ -1,10 +1,10 @@
-"""Tests for bert_tf.training.cpu: what --mixed_precision=auto and --jit_compile=auto make
+"""Tests for bert_tf.runtime.cpu: what --mixed_precision=auto and --jit_compile=auto make
 of a CPU."""
 
 import pytest
 import tensorflow as tf
 
-from bert_tf.training import cpu, xla
+from bert_tf.runtime import cpu, xla
 
 # /proc/cpuinfo's vendor and bfloat16 flags (the lines that matter) of four CPU kinds.
 INTEL_AMX = "vendor_id\t: GenuineIntel\nflags\t\t: fpu avx512f avx512_bf16 amx_bf16 amx_tile\n"

@@ -1,11 +1,11 @@
-"""Tests for bert_tf.training.distribution."""
+"""Tests for bert_tf.runtime.distribution."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
 from bert_tf.model.modeling import BertModel
-from bert_tf.training import distribution
+from bert_tf.runtime import distribution
 
 
 def test_picks_the_cpu_here_and_says_why(monkeypatch):

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
+from bert_tf.runtime import cpu
 from bert_tf.text import tokenization
-from bert_tf.training import cpu
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LINES = ["The quick brown fox jumped.", "How old are you? ||| What is your age?"]

@@ -19,7 +19,8 @@ import pytest
 import tensorflow as tf
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import configs, conll, finetune, glue
+from bert_tf import configs, finetune
+from bert_tf.data import conll, glue
 from bert_tf.tasks import ClassificationTask, TaggingTask
 from bert_tf.text import tokenization
 
@@ -63,7 +64,8 @@ import json
 
 from absl import flags
 
-from bert_tf import conll, finetune, glue, squad, swag
+from bert_tf import finetune
+from bert_tf.data import conll, glue, squad, swag
 from bert_tf import configs
 from bert_tf.tasks import (ClassificationTask, MultipleChoiceTask, QuestionAnsweringTask,
                            TaggingTask)

@@ -1,11 +1,11 @@
-"""Tests for bert_tf.glue.metrics: each metric against hand-computed values, and padding."""
+"""Tests for bert_tf.data.metrics: each metric against hand-computed values, and padding."""
 
 import math
 
 import numpy as np
 import pytest
 
-from bert_tf import glue
+from bert_tf.data import glue
 
 
 def test_metrics_match_hand_computed_values():

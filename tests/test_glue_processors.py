@@ -1,12 +1,12 @@
-"""Tests for bert_tf.glue.processors and .base: every task's fixture, split getters, errors."""
+"""Tests for bert_tf.data.glue.processors and .base: every task's fixture, split getters, errors."""
 
 import logging
 import os
 
 import pytest
 
-from bert_tf import glue
-from bert_tf.glue import InputExample
+from bert_tf.data import glue
+from bert_tf.data.glue import InputExample
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "glue")
 

@@ -1,11 +1,11 @@
-"""Tests for bert_tf.glue.reading: UTF-8, byte-order marks, line endings, chunked reads."""
+"""Tests for bert_tf.data.glue.reading: UTF-8, byte-order marks, line endings, chunked reads."""
 
 import os
 
 import pytest
 
-from bert_tf import glue
-from bert_tf.glue import reading
+from bert_tf.data import glue
+from bert_tf.data.glue import reading
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "glue")
 

@@ -1,4 +1,4 @@
-"""Tests for bert_tf/glue/records.py: packing, TFRecords and padding."""
+"""Tests for bert_tf/data/glue/records.py: packing, TFRecords and padding."""
 
 import os
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import glue
-from bert_tf.glue import InputExample
-from bert_tf.records import finetune_data, input_pipeline, tfrecord
+from bert_tf.data import glue, protocol
+from bert_tf.data.glue import InputExample
+from bert_tf.records import input_pipeline, tfrecord
 from bert_tf.records.record_specs import classification_features
 from bert_tf.text import tokenization
 
@@ -75,7 +75,7 @@ def _write(path, examples, tokenizer, seq=SEQ, pad_to_multiple_of=None, task="MR
     data = glue.GlueData(glue.get_processor(task), tokenizer, seq)
     data.examples["dev"] = examples
     specs = classification_features(seq, data.processor.is_regression)
-    return finetune_data.write_records(path, data.records("dev"), specs, pad_to_multiple_of)
+    return protocol.write_records(path, data.records("dev"), specs, pad_to_multiple_of)
 
 
 def _examples(n, labels=("0", "1")):

@@ -1,11 +1,11 @@
-"""Tests for bert_tf.glue.scoring: compute_metrics, and evaluation_metrics' eval_results."""
+"""Tests for bert_tf.data.glue.scoring: compute_metrics, and evaluation_metrics' eval_results."""
 
 import math
 
 import numpy as np
 import pytest
 
-from bert_tf import glue
+from bert_tf.data import glue
 
 
 def test_compute_metrics_reports_each_tasks_glue_metrics():

@@ -1,11 +1,11 @@
-"""Tests for bert_tf.glue.splits: one split from the TSV files or from (mocked) TFDS."""
+"""Tests for bert_tf.data.glue.splits: one split from the TSV files or from (mocked) TFDS."""
 
 import os
 
 import pytest
 import tensorflow_datasets as tfds
 
-from bert_tf import glue
+from bert_tf.data import glue
 
 GLUE = os.path.join(os.path.dirname(__file__), "fixtures", "glue")
 

@@ -1,12 +1,12 @@
-"""Tests for bert_tf.glue.submission: test_results.tsv and GLUE submission files."""
+"""Tests for bert_tf.data.glue.outputs: test_results.tsv and GLUE submission files."""
 
 import os
 
 import numpy as np
 import pytest
 
-from bert_tf import glue
-from bert_tf.glue import InputExample
+from bert_tf.data import glue
+from bert_tf.data.glue import InputExample
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "glue")
 

@@ -1,12 +1,12 @@
-"""Tests for bert_tf.glue.tfds: TFDS records as InputExamples, on mocked TFDS data."""
+"""Tests for bert_tf.data.glue.tfds: TFDS records as InputExamples, on mocked TFDS data."""
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
 
-from bert_tf import glue
-from bert_tf.glue import InputExample
+from bert_tf.data import glue
+from bert_tf.data.glue import InputExample
 
 # TFDS. tfds.testing.mock_data patches TFDS so that nothing is downloaded or
 # read: with MockPolicy.USE_CODE, the dataset's info (features, label names)

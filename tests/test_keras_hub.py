@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from tiny_models import VOCAB, tiny_google_checkpoint
 
-from bert_tf.model import checkpoints, model_files
+from bert_tf.checkpoints import checkpoints, model_files
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization
 

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.training.memory: giving the C heap's free pages back to the system."""
+"""Tests for bert_tf.runtime.memory: giving the C heap's free pages back to the system."""
 
 import ctypes
 import os
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from bert_tf.training import memory
+from bert_tf.runtime import memory
 
 needs_malloc_trim = pytest.mark.skipif(memory.MALLOC_TRIM is None,
                                        reason="the C library has no malloc_trim (not glibc)")

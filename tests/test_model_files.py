@@ -1,11 +1,11 @@
-"""Tests for bert_tf.model.model_files: a model's config, vocab and casing, found and checked."""
+"""Tests for bert_tf.checkpoints.model_files: a model's config, vocab, casing, found and checked."""
 
 import dataclasses
 import os
 
 import pytest
 
-from bert_tf.model import model_files
+from bert_tf.checkpoints import model_files
 from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")

@@ -12,9 +12,10 @@ import os
 
 import numpy as np
 
-from bert_tf import configs, finetune, io_utils, swag
+from bert_tf import configs, finetune, io_utils
+from bert_tf.data import protocol, swag
 from bert_tf.model.config import BertConfig
-from bert_tf.records import finetune_data, input_pipeline, tfrecord
+from bert_tf.records import input_pipeline, tfrecord
 from bert_tf.tasks import MultipleChoiceTask
 
 CHOICES, SEQ, VOCAB = 3, 32, 30
@@ -70,7 +71,7 @@ def test_records_come_back_as_batch_choices_seq_with_padding_cut_from_every_choi
                                       [r["label_ids"][0] for r in records[4 * i:4 * i + 4]])
 
 
-class GeneratedQuestions(finetune_data.FinetuneData):
+class GeneratedQuestions(protocol.FinetuneData):
     """The data side of the family: generated splits of _records()."""
 
     def __init__(self, sizes):

@@ -49,7 +49,7 @@ def test_parameters_cell_holds_only_literal_assignments():
 
 
 def test_bert_tf_is_installed_then_imported_before_tensorflow():
-    """PJRT must be in the environment before TensorFlow loads (bert_tf/training/tpu_runtime.py)."""
+    """PJRT must be in the environment before TensorFlow loads (bert_tf/runtime/tpu_runtime.py)."""
     sources = [cell.source for cell in read(NOTEBOOK).cells if cell.cell_type == "code"]
 
     def first(pattern):

@@ -1,14 +1,14 @@
-"""Tests for bert_tf.labelled_data without a model: files, columns, labels, scores, outputs."""
+"""Tests for bert_tf.data.csv without a model: files, columns, labels, scores, outputs."""
 
 import os
 
 import numpy as np
 import pytest
 
-from bert_tf import labelled_data
-from bert_tf.labelled_data import labels as label_lists
-from bert_tf.labelled_data import outputs, scoring
-from bert_tf.labelled_data.reading import LabelledDataError, read_table
+from bert_tf.data import csv
+from bert_tf.data.csv import labels as label_lists
+from bert_tf.data.csv import outputs, scoring
+from bert_tf.data.csv.reading import LabelledDataError, read_table
 from bert_tf.text import tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,7 +22,7 @@ def write(path, text):
 
 
 def data(config, output_dir=None, max_seq_length=16):
-    return labelled_data.LabelledData(
+    return csv.LabelledData(
         config, tokenization.FullTokenizer(VOCAB, do_lower_case=True), max_seq_length,
         output_dir)
 
@@ -59,13 +59,13 @@ def test_a_badly_shaped_csv_names_its_line(tmp_path, text, message):
 
 def test_a_missing_column_names_the_file_and_its_columns(tmp_path):
     path = write(tmp_path / "a.csv", "id,body,label\n1,fine,x\n")
-    config = labelled_data.LabelledDataConfig(train_file=path)
+    config = csv.LabelledDataConfig(train_file=path)
     with pytest.raises(LabelledDataError) as error:
         data(config).read(["train"])
     assert str(error.value) == (f"{path}:1: no column named 'text' or 'sentence' or 'text_a' "
                                 "or 'sentence1': name it with --text_column; its columns are: "
                                 "id, body, label")
-    config = labelled_data.LabelledDataConfig(train_file=path, text_column="body",
+    config = csv.LabelledDataConfig(train_file=path, text_column="body",
                                               label_column="category")
     with pytest.raises(LabelledDataError) as error:
         data(config).read(["train"])
@@ -84,7 +84,7 @@ def test_a_missing_column_names_the_file_and_its_columns(tmp_path):
 ])
 def test_a_bad_label_cell_names_file_line_and_column(tmp_path, problem_type, cell, message):
     path = write(tmp_path / "a.csv", f"text,label\nfine,1\nbad,{cell}\n")
-    config = labelled_data.LabelledDataConfig(train_file=path, problem_type=problem_type)
+    config = csv.LabelledDataConfig(train_file=path, problem_type=problem_type)
     with pytest.raises(LabelledDataError) as error:
         data(config).read(["train"])
     assert str(error.value).startswith(f"{path}:3: {message}")
@@ -93,12 +93,12 @@ def test_a_bad_label_cell_names_file_line_and_column(tmp_path, problem_type, cel
 def test_a_label_outside_the_list_names_file_line_and_list(tmp_path):
     train = write(tmp_path / "train.csv", "text,label\nfine,pos\nbad,neg\n")
     dev = write(tmp_path / "dev.csv", "text,label\nfine,pos\nmeh,neutral\n")
-    config = labelled_data.LabelledDataConfig(train_file=train, eval_file=dev)
+    config = csv.LabelledDataConfig(train_file=train, eval_file=dev)
     with pytest.raises(LabelledDataError) as error:
         data(config).read(["train", "dev"])
     assert str(error.value) == (f"{dev}:3: label 'neutral' is not one of the 2 labels of "
                                 f"{train}'s labels (neg, pos)")
-    config = labelled_data.LabelledDataConfig(train_file=train, labels=("pos", "meh"))
+    config = csv.LabelledDataConfig(train_file=train, labels=("pos", "meh"))
     with pytest.raises(LabelledDataError, match=r"train.csv:3: label 'neg' is not one of the "
                                                 r"2 labels of --labels \(pos, meh\)"):
         data(config).read(["train"])
@@ -115,7 +115,7 @@ def test_records_of_each_problem_type_and_the_labels_a_later_run_reads_back(tmp_
     train = write(tmp_path / "train.tsv", "sentence1\tsentence2\tlabel\tid\n"
                                           "the man\tthe dog\tb|a\tx1\nthe dog\tthe\tc\tx2\n")
     test = write(tmp_path / "test.tsv", "sentence1\tsentence2\nthe man\tthe\n")
-    config = labelled_data.LabelledDataConfig(train_file=train, predict_file=test,
+    config = csv.LabelledDataConfig(train_file=train, predict_file=test,
                                               problem_type="multi_label")
     multi = data(config)
     multi.read(["train", "test"])
@@ -130,14 +130,14 @@ def test_records_of_each_problem_type_and_the_labels_a_later_run_reads_back(tmp_
     assert [e.guid for e in multi.references("train").examples] == ["x1", "x2"]
     assert [e.guid for e in references.examples] == ["2"]
     multi.write_run_files(str(tmp_path))
-    later = data(labelled_data.LabelledDataConfig(predict_file=test,
+    later = data(csv.LabelledDataConfig(predict_file=test,
                                                   problem_type="multi_label"),
                  output_dir=str(tmp_path))
     later.read(["test"])
     assert later.labels() == ["a", "b", "c"]
     assert later.task_settings() == {"problem_type": "multi_label", "labels": ["a", "b", "c"]}
 
-    regression = data(labelled_data.LabelledDataConfig(
+    regression = data(csv.LabelledDataConfig(
         train_file=write(tmp_path / "r.csv", "text,label\nthe man,2.5\n"),
         problem_type="regression"))
     regression.read(["train"])
@@ -146,7 +146,7 @@ def test_records_of_each_problem_type_and_the_labels_a_later_run_reads_back(tmp_
 
 def test_long_texts_are_cut_and_counted(tmp_path):
     path = write(tmp_path / "a.csv", "text,label\n" + "the man " * 10 + ",x\nthe,y\n")
-    config = labelled_data.LabelledDataConfig(train_file=path, eval_file=path)
+    config = csv.LabelledDataConfig(train_file=path, eval_file=path)
     cut = data(config, max_seq_length=8)
     cut.read(["train", "dev"])
     assert sum(cut.records("dev")[0]["input_mask"]) == 8
@@ -155,7 +155,7 @@ def test_long_texts_are_cut_and_counted(tmp_path):
 
 def test_no_labels_at_hand_says_where_they_come_from(tmp_path):
     path = write(tmp_path / "a.csv", "text\nfine\n")
-    config = labelled_data.LabelledDataConfig(predict_file=path)
+    config = csv.LabelledDataConfig(predict_file=path)
     with pytest.raises(LabelledDataError, match="no labels: give --labels, --labels_file or "
                                                 "--do_train with --train_file"):
         data(config, output_dir=str(tmp_path)).read(["test"])
@@ -188,8 +188,8 @@ def test_single_label_scores_each_label():
 
 
 def test_the_predictions_file_names_the_labels(tmp_path):
-    examples = [labelled_data.Example("a1", 2, "one, two"), labelled_data.Example("a2", 3, "x")]
-    references = labelled_data.LabelledReferences(
+    examples = [csv.Example("a1", 2, "one, two"), csv.Example("a2", 3, "x")]
+    references = csv.LabelledReferences(
         "multi_label", ["p", "q"], examples, None,
         {"text": "body", "text_b": None, "label": "tags", "id": "key"}, ",", threshold=0.5,
         separator="|")
@@ -200,7 +200,7 @@ def test_the_predictions_file_names_the_labels(tmp_path):
 
 
 def test_the_shipped_example_has_five_labels():
-    example = data(labelled_data.LabelledDataConfig(
+    example = data(csv.LabelledDataConfig(
         train_file=os.path.join(EXAMPLE, "train.csv"),
         eval_file=os.path.join(EXAMPLE, "dev.csv"),
         predict_file=os.path.join(EXAMPLE, "test.csv")))
@@ -211,4 +211,4 @@ def test_the_shipped_example_has_five_labels():
 def test_an_action_without_its_file_names_the_flag():
     with pytest.raises(LabelledDataError, match=r"--do_eval \(or --eval_every_steps\) needs "
                                                 "--eval_file"):
-        data(labelled_data.LabelledDataConfig()).read(["dev"])
+        data(csv.LabelledDataConfig()).read(["dev"])

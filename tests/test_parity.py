@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.model.heads import head_types
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization

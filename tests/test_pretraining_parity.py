@@ -28,7 +28,7 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.model.heads import MaskedLMHead
 from bert_tf.model.modeling import BertModel
 from bert_tf.tasks.pretraining import PretrainingTask

@@ -15,8 +15,8 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import load_file
 
-from bert_tf import squad
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
+from bert_tf.data import squad
 from bert_tf.model.heads import SpanHead, head_types
 from bert_tf.model.modeling import BertModel
 from bert_tf.serving import question_answering

@@ -227,7 +227,7 @@ def _tiny_google_checkpoint(folder):
     """A random 4-layer, hidden-32 BERT, saved as Google's release folders are."""
     import tensorflow as tf
 
-    from bert_tf.model import checkpoints
+    from bert_tf.checkpoints import checkpoints
     from bert_tf.model.config import BertConfig
     from bert_tf.model.modeling import BertModel
     from bert_tf.text import tokenization

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import configs, finetune, squad
+from bert_tf import configs, finetune
+from bert_tf.data import squad
 from bert_tf.records import input_pipeline, record_specs, tfrecord
 from bert_tf.training import run_checks
 

@@ -29,8 +29,9 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from absl import flags
 from cluster_helpers import two_workers_and_one_process
 
-from bert_tf import finetune, glue
-from bert_tf.model import checkpoints
+from bert_tf import finetune
+from bert_tf.checkpoints import checkpoints
+from bert_tf.data import glue
 from bert_tf.model.config import BertConfig
 from bert_tf.model.modeling import BertModel
 from bert_tf.records import input_pipeline
@@ -461,7 +462,7 @@ def test_a_failure_during_eval_leaves_no_results_file(
             raise RuntimeError("interrupted")
         return metrics(*args)
 
-    # GlueData.score (glue/records.py) scores each dev split with it.
+    # GlueData.score (data/glue/records.py) scores each dev split with it.
     monkeypatch.setattr(glue.records, "evaluation_metrics", failing_on_the_second_split)
     output_dir = tmp_path / "output"
     with pytest.raises(RuntimeError, match="interrupted"):

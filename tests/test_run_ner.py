@@ -18,7 +18,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import conll
+from bert_tf.data import conll
 from bert_tf.text import tokenization
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

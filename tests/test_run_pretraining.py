@@ -28,13 +28,13 @@ import tensorflow as tf
 from absl import flags
 from cluster_helpers import two_workers_and_one_process
 
+from bert_tf.checkpoints import checkpoints
 from bert_tf.cli import script_flags
-from bert_tf.model import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.model.modeling import BertModel
 from bert_tf.records import input_pipeline, record_specs
+from bert_tf.runtime import distribution
 from bert_tf.tasks import PretrainingTask
-from bert_tf.training import distribution
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")

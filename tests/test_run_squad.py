@@ -154,7 +154,7 @@ def test_exported_model_answers_with_the_contexts_own_text(squad_run):
 
 
 def test_predictions_json_and_the_export_answer_every_question_alike(squad_run):
-    """One answer rule (squad/answer_rule.py) for run_squad.py's files and its export."""
+    """One answer rule (data/squad/answer_rule.py) for run_squad.py's files and its export."""
     output, contexts = squad_run["output"], squad_run["contexts"]
     predictions = json.loads((output / "predictions.json").read_text())
     nbest = json.loads((output / "nbest_predictions.json").read_text())

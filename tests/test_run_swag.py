@@ -18,7 +18,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from tiny_models import tiny_google_checkpoint
 
-from bert_tf import swag
+from bert_tf.data import swag
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWAG = os.path.join(ROOT, "tests", "fixtures", "swag")

@@ -9,7 +9,7 @@ from absl import flags
 
 from bert_tf import configs, finetune, settings
 from bert_tf.cli import config_flags, script_flags
-from bert_tf.training import distribution
+from bert_tf.runtime import distribution
 
 
 def _finetune_flags(*argv, padding=True):

@@ -1,4 +1,4 @@
-"""Tests for bert_tf/squad/answer_rule.py, and that the export's graph chooses as it does.
+"""Tests for bert_tf/data/squad/answer_rule.py, and that the export's graph chooses as it does.
 
 The rule on hand-made logits (the span the original's n-best search misses,
 ties, lengths, the max-context rule, SQuAD 2.0's null score), then
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from bert_tf.data.squad import answer_rule
 from bert_tf.serving import question_answering
-from bert_tf.squad import answer_rule
 
 
 def _window(values, seq=10):

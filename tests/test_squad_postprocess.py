@@ -1,4 +1,4 @@
-"""Tests for bert_tf/squad/postprocess.py: logits -> answer texts, n-best lists, null odds."""
+"""Tests for bert_tf/data/squad/outputs.py: logits -> answer texts, n-best lists, null odds."""
 
 import json
 import math
@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf.squad import postprocess, reading, windows
+from bert_tf.data.squad import outputs, reading, windows
 from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
@@ -57,13 +57,13 @@ END = _logits({15: 5.0, 5: 3.0})
     ("foobar", "Foo\u00adbar", True, "Foo\u00adbar"),
 ])
 def test_get_final_text(pred_text, orig_text, do_lower_case, expected):
-    assert postprocess.get_final_text(pred_text, orig_text, do_lower_case) == expected
+    assert outputs.get_final_text(pred_text, orig_text, do_lower_case) == expected
 
 
 def test_nbest_ranks_valid_spans_and_respects_max_answer_length(tokenizer):
     examples, features = _convert(tokenizer)
     results = {features[0].unique_id: (START, np.array(END, dtype=np.float32))}
-    predictions, nbest, null_odds = postprocess.write_predictions(
+    predictions, nbest, null_odds = outputs.write_predictions(
         examples, features, results, n_best_size=3, max_answer_length=30,
         do_lower_case=True)
     # Pairs from the 3 best starts (4, 13, then 0) and ends (15, 5, 0):
@@ -73,7 +73,7 @@ def test_nbest_ranks_valid_spans_and_respects_max_answer_length(tokenizer):
     assert predictions == {"q1": "Steve Smith's team won in Paris (1895"}
     assert null_odds == {}
 
-    predictions, nbest, _ = postprocess.write_predictions(
+    predictions, nbest, _ = outputs.write_predictions(
         examples, features, results, n_best_size=3, max_answer_length=5, do_lower_case=True)
     # The 12-piece span is too long now.
     assert predictions == {"q1": "1895"}
@@ -91,7 +91,7 @@ def test_the_answer_is_the_best_span_even_where_the_n_best_pairs_miss_it(tokeniz
     # The one best start (4) and end (15) span 12 pieces, more than 5: the
     # original's only pair is no answer, and it answered "empty". Every pair
     # scored, (13, 15) is the best within 5 pieces.
-    predictions, nbest, _ = postprocess.write_predictions(
+    predictions, nbest, _ = outputs.write_predictions(
         examples, features, results, n_best_size=1, max_answer_length=5, do_lower_case=True)
     assert predictions == {"q1": "1895"}
     assert [(e["text"], e["start_logit"], e["end_logit"]) for e in nbest["q1"]] == [
@@ -101,7 +101,7 @@ def test_the_answer_is_the_best_span_even_where_the_n_best_pairs_miss_it(tokeniz
     start[0], end[0] = 4.0, 4.0
     results = {features[0].unique_id: (start, end)}
     for threshold, expected in ((0.0, "1895"), (-2.0, "")):
-        predictions, nbest, null_odds = postprocess.write_predictions(
+        predictions, nbest, null_odds = outputs.write_predictions(
             examples, features, results, 1, 5, True, version_2_with_negative=True,
             null_score_diff_threshold=threshold)
         assert predictions == {"q1": expected} and null_odds == {"q1": -1.0}
@@ -111,7 +111,7 @@ def test_the_answer_is_the_best_span_even_where_the_n_best_pairs_miss_it(tokeniz
 def test_no_valid_span_gives_the_originals_placeholder(tokenizer):
     examples, features = _convert(tokenizer)
     results = {features[0].unique_id: (START, END)}
-    predictions, nbest, _ = postprocess.write_predictions(
+    predictions, nbest, _ = outputs.write_predictions(
         examples, features, results, n_best_size=3, max_answer_length=0, do_lower_case=True)
     assert predictions == {"q1": "empty"}
     assert nbest["q1"] == [{"text": "empty", "probability": 1.0, "start_logit": 0.0,
@@ -125,7 +125,7 @@ def test_v2_null_threshold(tokenizer):
     results = {features[0].unique_id: (start, end)}
 
     def predict(threshold):
-        return postprocess.write_predictions(
+        return outputs.write_predictions(
             examples, features, results, 3, 5, True, version_2_with_negative=True,
             null_score_diff_threshold=threshold)
 
@@ -148,7 +148,7 @@ def test_v2_null_score_is_the_smallest_over_windows(tokenizer):
         first.unique_id: (_logits({0: 1.0, 4: 5.0}, 14), _logits({0: 1.0, 5: 3.0}, 14)),
         second.unique_id: (_logits({0: -1.0, 4: 4.0}, 14), _logits({0: 0.5, 6: 5.0}, 14)),
     }
-    predictions, nbest, null_odds = postprocess.write_predictions(
+    predictions, nbest, null_odds = outputs.write_predictions(
         examples, features, results, 5, 30, True, version_2_with_negative=True)
     assert predictions == {"q1": "1895"}
     assert null_odds == {"q1": -0.5 - 9.0}
@@ -159,7 +159,7 @@ def test_v2_null_score_is_the_smallest_over_windows(tokenizer):
 def test_v2_without_any_answer_span_predicts_no_answer(tokenizer):
     examples, features = _convert(tokenizer)
     start, end = _logits({0: 1.0}), _logits({0: 2.0})
-    predictions, nbest, null_odds = postprocess.write_predictions(
+    predictions, nbest, null_odds = outputs.write_predictions(
         examples, features, {features[0].unique_id: (start, end)}, 3, 0, True,
         version_2_with_negative=True)
     assert predictions == {"q1": ""} and null_odds == {"q1": 3.0}
@@ -170,7 +170,7 @@ def test_output_files_hold_the_originals_layout(tokenizer, tmp_path):
     examples, features = _convert(tokenizer)
     start, end = list(START), list(END)
     start[0], end[0] = 2.0, 3.0
-    returned = postprocess.write_predictions(
+    returned = outputs.write_predictions(
         examples, features, {features[0].unique_id: (start, end)}, 3, 5, True,
         version_2_with_negative=True, output_dir=str(tmp_path))
     names = ("predictions.json", "nbest_predictions.json", "null_odds.json")
@@ -184,4 +184,4 @@ def test_output_files_hold_the_originals_layout(tokenizer, tmp_path):
 def test_a_window_without_result_is_an_error(tokenizer):
     examples, features = _convert(tokenizer)
     with pytest.raises(ValueError, match=str(features[0].unique_id)):
-        postprocess.write_predictions(examples, features, {}, 3, 5, True)
+        outputs.write_predictions(examples, features, {}, 3, 5, True)

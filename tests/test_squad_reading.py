@@ -1,10 +1,10 @@
-"""Tests for bert_tf/squad/reading.py: SQuAD JSON files -> SquadExample."""
+"""Tests for bert_tf/data/squad/reading.py: SQuAD JSON files -> SquadExample."""
 
 import json
 
 import pytest
 
-from bert_tf.squad import reading
+from bert_tf.data.squad import reading
 
 CONTEXT = "The leader was John Smith (1895-1943).\u202fHe  lived\tin Paris."
 

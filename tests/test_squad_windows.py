@@ -1,4 +1,4 @@
-"""Tests for bert_tf/squad/windows.py and records.py: windows, max context, answer positions,
+"""Tests for bert_tf/data/squad/windows.py and records.py: windows, max context, answer positions,
 and the TFRecords they are written to."""
 
 import dataclasses
@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import squad
-from bert_tf.records import finetune_data, input_pipeline
+from bert_tf.data import protocol, squad
+from bert_tf.data.squad import reading, records, windows
+from bert_tf.records import input_pipeline
 from bert_tf.records.record_specs import question_answering_features
-from bert_tf.squad import reading, records, windows
 from bert_tf.text import tokenization
 
 VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
@@ -230,7 +230,7 @@ def test_records_hold_the_windows_then_padding(tokenizer, tmp_path, is_training)
     features, _ = windows.convert_examples_to_features(
         [example], tokenizer, 10, 3, 4, is_training=is_training)
     path = str(tmp_path / "squad.tf_record")
-    written = finetune_data.write_records(
+    written = protocol.write_records(
         path, [records.window_record(f, 10, is_training) for f in features],
         question_answering_features(10, is_training), pad_to_multiple_of=3)
     assert len(features) == 4 and written == 6

@@ -1,4 +1,4 @@
-"""Tests for bert_tf.training.startup_log: a script's own lines come before no TensorFlow
+"""Tests for bert_tf.runtime.startup_log: a script's own lines come before no TensorFlow
 notes."""
 
 import os
@@ -11,10 +11,10 @@ import tensorflow as tf
 from bert_tf.model.config import BertConfig
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.model.modeling import BertModel
+from bert_tf.runtime import startup_log
 from bert_tf.serving import export
 from bert_tf.tasks import ClassificationTask
 from bert_tf.text import tokenization
-from bert_tf.training import startup_log
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")

@@ -1,4 +1,4 @@
-"""Tests for bert_tf/swag: SWAG's CSV files read and checked, records, the predictions file."""
+"""Tests for bert_tf/data/swag: SWAG's CSV files read and checked, records, the predictions file."""
 
 import csv
 import os
@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from bert_tf import swag
+from bert_tf.data import swag
 from bert_tf.text import tokenization
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import conll
+from bert_tf.data import conll
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.serving import tagging
 from bert_tf.tasks import TaggingTask

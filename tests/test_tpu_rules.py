@@ -1,4 +1,4 @@
-"""The TPU's rules, checked on the CPU (bert_tf/training/tpu_rules.py).
+"""The TPU's rules, checked on the CPU (bert_tf/runtime/tpu_rules.py).
 
 Every script that trains or predicts runs a tiny job with BERT_TF_TPU_RULES=1 and
 --jit_compile=true, as a TPU would run it: each train, eval and predict step
@@ -24,8 +24,9 @@ from tiny_models import tiny_google_checkpoint
 
 from bert_tf import configs
 from bert_tf.model.config import BertConfig
+from bert_tf.runtime import tpu_rules
 from bert_tf.tasks import ClassificationTask
-from bert_tf.training import run_setup, tpu_rules, training_loop
+from bert_tf.training import run_setup, training_loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")

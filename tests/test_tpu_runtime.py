@@ -1,4 +1,4 @@
-"""Tests for bert_tf.training.tpu_runtime: the environment TensorFlow's TPU build reads at import.
+"""Tests for bert_tf.runtime.tpu_runtime: the environment TensorFlow's TPU build reads at import.
 
 The machine here has no TPU and no tensorflow-tpu, so the three cases are made by
 replacing what tpu_runtime looks at (the installed version, the chips, libtpu) and
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from bert_tf.training import tpu_runtime
+from bert_tf.runtime import tpu_runtime
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PJRT = {"PJRT_DEVICE", "NEXT_PLUGGABLE_DEVICE_USE_C_API", "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"}
@@ -88,7 +88,7 @@ def test_jax_in_the_same_process_is_warned_about(machine, monkeypatch):
 
 def test_importing_bert_tf_configures_before_tensorflow_loads():
     """bert_tf/__init__ runs configure() without importing TensorFlow itself."""
-    code = ("import sys, bert_tf.training.tpu_runtime as r; "
+    code = ("import sys, bert_tf.runtime.tpu_runtime as r; "
             "print('tensorflow' in sys.modules, r.status())")
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                             text=True, timeout=60, check=True)

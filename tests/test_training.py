@@ -10,20 +10,12 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import configs, finetune
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.records import input_pipeline
+from bert_tf.runtime import cpu, precision, tpu_rules, xla
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
-from bert_tf.training import (
-    cpu,
-    precision,
-    progress,
-    run_dir,
-    run_setup,
-    tpu_rules,
-    training_loop,
-    xla,
-)
+from bert_tf.training import progress, run_dir, run_setup, training_loop
 
 SEQ, PREDICTIONS = 16, 4
 

@@ -6,7 +6,7 @@ import shutil
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization

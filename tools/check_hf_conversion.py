@@ -30,8 +30,8 @@ import tensorflow as tf
 from absl import app, flags
 
 from bench import arguments, minilm
-from bert_tf import conll, squad
-from bert_tf.model import checkpoints, model_files
+from bert_tf.checkpoints import checkpoints, model_files
+from bert_tf.data import conll, squad
 from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, QuestionAnsweringTask, TaggingTask
 

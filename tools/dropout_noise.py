@@ -29,7 +29,7 @@ WINDOWS = 8
 
 
 def bert_tf_side(args):
-    from bert_tf.model import checkpoints, model_files
+    from bert_tf.checkpoints import checkpoints, model_files
     from bert_tf.model.modeling import BertModel
 
     windows = np.load(args.windows)

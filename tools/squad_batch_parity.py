@@ -30,8 +30,8 @@ def bert_tf_side(out):
 
     import tensorflow as tf
 
-    from bert_tf import squad
-    from bert_tf.model import checkpoints, model_files
+    from bert_tf.checkpoints import checkpoints, model_files
+    from bert_tf.data import squad
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
     from bert_tf.training import optimization

@@ -43,8 +43,8 @@ SEQ, STRIDE, QUERY = 256, 128, 64
 
 def squad_windows(squad_file, is_training):
     """bert_tf's examples and windows of a SQuAD file, as run_squad.py cuts them."""
-    from bert_tf import squad
-    from bert_tf.model import model_files
+    from bert_tf.checkpoints import model_files
+    from bert_tf.data import squad
 
     files = model_files.find(minilm.model_dir(), max_seq_length=SEQ)
     examples, _ = squad.read_squad_examples(squad_file, is_training, False)
@@ -70,8 +70,9 @@ def write_windows(squad_file, out, is_training):
 def write_logits(run_dir, windows_file, out):
     import tensorflow as tf
 
-    from bert_tf import squad
-    from bert_tf.model import checkpoints, config
+    from bert_tf.checkpoints import checkpoints
+    from bert_tf.data import squad
+    from bert_tf.model import config
     from bert_tf.model.modeling import BertModel
     from bert_tf.tasks import QuestionAnsweringTask
 
@@ -98,7 +99,7 @@ def write_logits(run_dir, windows_file, out):
 
 
 def score(predict_file, logits_file):
-    from bert_tf import squad
+    from bert_tf.data import squad
 
     examples, windows = squad_windows(predict_file, False)
     data = np.load(logits_file)

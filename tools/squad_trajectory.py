@@ -68,8 +68,9 @@ def bert_tf_side(args):
     from absl import logging
 
     from bench.squad_files import answerable_only
-    from bert_tf import configs, finetune, squad
-    from bert_tf.model import checkpoints, model_files
+    from bert_tf import configs, finetune
+    from bert_tf.checkpoints import checkpoints, model_files
+    from bert_tf.data import squad
     from bert_tf.tasks import QuestionAnsweringTask
     from bert_tf.training import run_setup
     from bert_tf.training.training_loop import Trainer

@@ -18,8 +18,9 @@ import dataclasses
 
 import tensorflow as tf
 
+from bert_tf.runtime import cpu, precision, tpu_rules, xla
 from bert_tf.settings import required_setting, setting
-from bert_tf.training import cpu, optimization, precision, tpu_rules, xla
+from bert_tf.training import optimization
 
 # The original's cadence: a loop of steps per host round trip, and a
 # checkpoint, every 1000 steps. Off a TPU, unless those are given, loops are

@@ -16,6 +16,9 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from bert_tf.checkpoints import checkpoints
+from bert_tf.checkpoints.model_files import ModelFilesError
+from bert_tf.checkpoints.model_files import find as find_model_files
 from bert_tf.feature_extraction.examples import (
     ExtractionError,
     convert_example,
@@ -24,11 +27,9 @@ from bert_tf.feature_extraction.examples import (
     read_examples,
 )
 from bert_tf.feature_extraction.writers import OUTPUT_FORMATS, open_writer
-from bert_tf.model import checkpoints
-from bert_tf.model.model_files import ModelFilesError
-from bert_tf.model.model_files import find as find_model_files
 from bert_tf.model.modeling import BertModel
-from bert_tf.training import precision, run_setup, tpu_rules
+from bert_tf.runtime import precision, tpu_rules
+from bert_tf.training import run_setup
 
 POOLINGS = ("none", "cls", "mean")
 WORD_POOLINGS = ("first", "mean")

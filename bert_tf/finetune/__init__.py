@@ -1,7 +1,7 @@
 """Fine-tuning, as every task script and the notebook do it.
 
 run() takes a configs.FinetuneConfig, a task (tasks/) and its data (a
-finetune_data.FinetuneData) through the phases every training job goes
+protocol.FinetuneData) through the phases every training job goes
 through (runner.run): check, prepare, train with evaluations, choose the
 model, evaluate, predict, export, with the results files and the log lines;
 start() comes before it. It returns a FinetuneResult, and can report a

@@ -47,7 +47,7 @@ def check_lengths(config, task, data):
     Args:
       config: A FinetuneConfig.
       task: A tasks.Task (its max_seq_length, None: unsaid).
-      data: A finetune_data.FinetuneData (likewise).
+      data: A protocol.FinetuneData (likewise).
 
     Raises:
       FinetuneError: naming the lengths that differ.
@@ -123,7 +123,7 @@ def splits_to_read(data, config):
     """The splits a run reads: do_train's, do_eval's (or eval_every_steps') and do_predict's.
 
     Args:
-      data: A finetune_data.FinetuneData.
+      data: A protocol.FinetuneData.
       config: A FinetuneConfig.
 
     Returns:

@@ -147,7 +147,7 @@ def run(config, task, data, files, runtime, num_chunks=1, after_chunk=None):
     Args:
       config: A FinetuneConfig.
       task: A tasks.Task.
-      data: Its finetune_data.FinetuneData, of the same max_seq_length.
+      data: Its protocol.FinetuneData, of the same max_seq_length.
       files: start()'s ModelFiles.
       runtime: start()'s run_setup.Runtime.
       num_chunks: Train in this many equal chunks (_train_in_chunks()).

@@ -15,7 +15,8 @@ import numpy as np
 from absl import logging
 
 from bert_tf import configs
-from bert_tf.records import finetune_data, input_pipeline
+from bert_tf.data import protocol
+from bert_tf.records import input_pipeline
 
 
 def reader_args(config):
@@ -91,7 +92,7 @@ def predict(trainer, predict_fn, order=None):
       predict_fn: The input function of the records (is_training=False),
         as Trainer.inference.predict takes it.
       order: For records written in another order than the input's, the
-        input index of each (finetune_data.length_order()); None when the
+        input index of each (protocol.length_order()); None when the
         records are in input order.
 
     Returns:
@@ -114,7 +115,7 @@ def evaluate(trainer, data, split, predict_fn, order=None):
 
     Args:
       trainer: The Trainer.
-      data: The finetune_data.FinetuneData the split is read from (it scores).
+      data: The protocol.FinetuneData the split is read from (it scores).
       split: The dev split, read().
       predict_fn: The input function of the split's records (is_training=False).
       order: The records' order, as predict() takes it.
@@ -141,7 +142,7 @@ class SplitCache:
         Args:
           config: The FinetuneConfig (its padding settings).
           task: The tasks.Task (its record layouts).
-          data: Its finetune_data.FinetuneData.
+          data: Its protocol.FinetuneData.
           trainer: The Trainer that predicts.
           folder: Where the records are written (records_dir()).
         """
@@ -175,9 +176,9 @@ class SplitCache:
             records = list(self.data.records(split))
             order = None
             if not is_training and self.reader_args["trim_to_multiple_of"]:
-                order = finetune_data.length_order(records, specs)
+                order = protocol.length_order(records, specs)
                 records = [records[i] for i in order]
-            finetune_data.write_records(path, records, specs, None if is_training else batch_size)
+            protocol.write_records(path, records, specs, None if is_training else batch_size)
             self._inputs[split, batch_size] = (dataset_fn(
                 input_pipeline.finetuning_dataset, path, batch_size, is_training,
                 features=specs, **self.reader_args), order)

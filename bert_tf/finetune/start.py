@@ -13,9 +13,10 @@ import os
 import tensorflow as tf
 
 from bert_tf import io_utils
+from bert_tf.checkpoints import checkpoints, model_files
 from bert_tf.finetune.checks import FinetuneError, check_config
-from bert_tf.model import checkpoints, model_files
-from bert_tf.training import run_checks, run_dir, run_setup, tpu_rules, training_loop
+from bert_tf.runtime import tpu_rules
+from bert_tf.training import run_checks, run_dir, run_setup, training_loop
 
 
 def setup(config):
@@ -78,7 +79,7 @@ def task_settings(task, data, files):
 
     Args:
       task: A tasks.Task.
-      data: Its finetune_data.FinetuneData.
+      data: Its protocol.FinetuneData.
       files: The ModelFiles.
 
     Returns:

@@ -13,7 +13,7 @@ dtype, hence the explicit float32 casts of the biases.)
 
 import tensorflow as tf
 
-from bert_tf.model.checkpoint_names import WeightName, dense_names, layer_norm_names
+from bert_tf.checkpoints.checkpoint_names import WeightName, dense_names, layer_norm_names
 from bert_tf.model.dropout import Dropout
 from bert_tf.model.modeling import create_initializer, dense_layer, get_activation, layer_norm_layer
 

@@ -323,7 +323,7 @@ RECORDS_PER_WRITE = 512
 def write_examples(file, records, specs):
     """Encodes feature dicts as tf.train.Examples and writes them to an open file.
 
-    finetune_data.write_records, the fine-tuning writer, writes every
+    protocol.write_records, the fine-tuning writer, writes every
     family's records (dicts) through this, into a file that
     io_utils.atomic_write opened.
 

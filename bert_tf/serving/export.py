@@ -23,9 +23,9 @@ from absl import logging
 
 from bert_tf import io_utils
 from bert_tf.model import recompute
+from bert_tf.runtime import precision
 from bert_tf.serving import task_serving
 from bert_tf.serving.export_runner import INFO_FILE
-from bert_tf.training import precision
 
 keras = tf.keras
 

@@ -5,7 +5,7 @@ encoder and span head, reading a context in the windows of the run's
 squad.SquadSettings and choosing the answer as its settings say. The
 windows, the max-context rule and the answer are computed for a whole
 batch in the graph (context_windows, max_context_starts, best_spans,
-best_answers). The answer is chosen by squad/answer_rule.py's rule, the one
+best_answers). The answer is chosen by data/squad/answer_rule.py's rule, the one
 run_squad.py's predictions.json follows: the tests check the graph against
 it on the same logits. An export is called from Python; no tool runs it on
 a file (TOOL is None).
@@ -53,7 +53,7 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
     Every (start, end) pair is scored, start_logit + end_logit, so this
     finds the best valid span even where the original, which only paired its
     n_best_size best starts with its n_best_size best ends, found none or
-    another (rules 1 to 3 of squad/answer_rule.py, for one window). A tie
+    another (rules 1 to 3 of data/squad/answer_rule.py, for one window). A tie
     goes to the smallest start, then the smallest end.
 
     Args:
@@ -95,7 +95,7 @@ def best_spans(start_logits, end_logits, context_start, context_length, max_answ
 def best_answers(start_logits, end_logits, window_question, context_start, context_length,
                  start_allowed, num_questions, max_answer_length, version_2_with_negative=False,
                  null_score_diff_threshold=0.0):
-    """Each question's answer over its windows: squad/answer_rule.py's rule, in the graph.
+    """Each question's answer over its windows: data/squad/answer_rule.py's rule, in the graph.
 
     The best span of each window (best_spans), then each question's best
     window: the highest score, the earliest on a tie. For SQuAD 2.0, the
@@ -193,7 +193,7 @@ def max_context_starts(window_question, window_start, window_length, context_off
     A context piece in several windows is scored only in the one where it
     has the most context: the larger min(pieces left of it, pieces right of
     it), plus 0.01 per piece of window length, the earliest window winning
-    a tie (squad/windows.py's check_is_max_context, for all windows at once).
+    a tie (data/squad/windows.py's check_is_max_context, for all windows at once).
 
     Args:
       window_question: int64 [windows], each window's question.
@@ -238,7 +238,7 @@ class QuestionAnsweringServingModule(tf.Module):
     sharing doc_stride pieces), so a long context is read whole. A piece is
     scored only in the window where it has the most context, and the answer
     is the best span over all of a question's windows, by the rule that
-    run_squad.py's predictions.json follows (squad/answer_rule.py).
+    run_squad.py's predictions.json follows (data/squad/answer_rule.py).
 
     The context is split into words where basic tokenization splits it (on
     whitespace, with each punctuation mark a word of its own), each word into

@@ -3,7 +3,7 @@
 base.py defines the Task protocol that training_loop.Trainer, checkpoints.py,
 export.py and finetune.py rely on; each other module is one family. What a
 family's predictions are scored against, and its output files, belong to its
-data (records/finetune_data.py, the dataset packages); its raw-text export
+data (data/protocol.py, the dataset packages); its raw-text export
 belongs to serving/. A task imports neither.
 """
 

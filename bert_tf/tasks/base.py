@@ -22,7 +22,7 @@ reads, the heads on the encoder, the loss and what it predicts. It declares:
   max_seq_length    the records' length.
 
 What the predictions are scored against, and the files written from them,
-belong to the data (finetune_data.FinetuneData: score(), main_metric,
+belong to the data (protocol.FinetuneData: score(), main_metric,
 write_outputs()); a task's raw-text export belongs to serving/
 (task_serving.py finds a task's serving module). A task needs neither.
 

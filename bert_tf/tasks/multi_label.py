@@ -6,7 +6,7 @@ Hugging Face's BertForSequenceClassification with problem_type
 multi_label_classification), trained with the binary cross-entropy of each
 label, averaged over the labels and the examples as Hugging Face's
 BCEWithLogitsLoss does. A label is predicted when its probability is at
-least the threshold. Its data (labelled_data.LabelledData) scores the
+least the threshold. Its data (csv.LabelledData) scores the
 predictions and writes the output files; serving/multi_label.py is its
 raw-text export.
 """

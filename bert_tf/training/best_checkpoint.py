@@ -37,7 +37,7 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
-from bert_tf.model.checkpoint_names import ENCODER
+from bert_tf.checkpoints.checkpoint_names import ENCODER
 
 BEST_DIR = "best"
 BEST_FILE = "best.json"

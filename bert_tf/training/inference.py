@@ -18,7 +18,7 @@ once and given the current weights on each call.
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.training import precision, tpu_rules
+from bert_tf.runtime import precision, tpu_rules
 
 
 def distribute(strategy, dataset_fn, what):

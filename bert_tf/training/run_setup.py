@@ -13,7 +13,7 @@ import dataclasses
 
 import tensorflow as tf
 
-from bert_tf.training import distribution, memory, precision, xla
+from bert_tf.runtime import distribution, memory, precision, xla
 
 keras = tf.keras
 

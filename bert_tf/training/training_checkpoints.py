@@ -28,8 +28,8 @@ import tempfile
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.model.checkpoint_names import ENCODER
-from bert_tf.training import distribution
+from bert_tf.checkpoints.checkpoint_names import ENCODER
+from bert_tf.runtime import distribution
 
 # The checkpoint keys of the two parts that are not weights.
 DROPOUT_SEEDS = "dropout_seeds"

@@ -33,17 +33,10 @@ import tensorflow as tf
 from absl import logging
 
 from bert_tf import io_utils
-from bert_tf.model import checkpoints
+from bert_tf.checkpoints import checkpoints
 from bert_tf.model.modeling import BertModel
-from bert_tf.training import (
-    distribution,
-    inference,
-    memory,
-    optimization,
-    precision,
-    run_dir,
-    tpu_rules,
-)
+from bert_tf.runtime import distribution, memory, precision, tpu_rules
+from bert_tf.training import inference, optimization, run_dir
 from bert_tf.training.progress import format_duration, loop_steps
 from bert_tf.training.training_checkpoints import TrainingCheckpoints
 

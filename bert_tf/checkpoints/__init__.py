@@ -1,0 +1,1 @@
+"""Checkpoint formats: Google, Hugging Face, bert_tf, TF Hub, keras-hub."""

@@ -1,0 +1,1 @@
+"""Fine-tuning data: the data protocol, shared metrics, one folder per dataset."""

@@ -1,0 +1,1 @@
+"""The runtime a model runs on: strategy, precision, XLA, CPU kind, TPU."""
