@@ -1,51 +1,26 @@
-"""SWAG examples -> multiple-choice records, SwagData for finetune.run, and the predictions file.
+"""SWAG examples -> multiple-choice records, and SwagData for finetune.run.
 
 Each question becomes one record of record_specs.multiple_choice_features: one
 [CLS] context [SEP] start + ending [SEP] sequence per ending, each packed and
 truncated as run_classifier.py packs a pair (tokenization.pack_ids).
-SwagSettings is what the run's task and its data share; SwagData scores the
-predictions (accuracy and loss) and writes predictions.csv.
+SwagData takes the run's SwagSettings (settings.py), scores the predictions
+(accuracy and loss: scoring.py) and writes predictions.csv (outputs.py).
 """
 
-import csv
 import dataclasses
 import os
 
 import numpy as np
 
-from bert_tf import io_utils
 from bert_tf.data import protocol
+from bert_tf.data.swag.outputs import PREDICTIONS_FILE, write_predictions
 from bert_tf.data.swag.reading import read_examples, second_segments
+from bert_tf.data.swag.scoring import choice_scores
 from bert_tf.text import tokenization
 from bert_tf.training import run_dir
 
 # SWAG's file names; the splits are finetune.run's.
 SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
-PREDICTIONS_FILE = "predictions.csv"
-
-
-@dataclasses.dataclass(frozen=True)
-class SwagSettings:
-    """What a multiple-choice run's task (tasks.MultipleChoiceTask) and its data share.
-
-    run_swag.py builds one from its flags and gives the same object to both.
-
-    Attributes:
-      max_seq_length: Tokens per sequence, [CLS] and [SEP]s included.
-      num_choices: Endings per question (4 for SWAG).
-    """
-
-    max_seq_length: int = 128
-    num_choices: int = 4
-
-    def __post_init__(self):
-        """Refuses fewer than two endings.
-
-        Raises:
-          ValueError: naming the flag.
-        """
-        if self.num_choices < 2:
-            raise ValueError(f"--num_choices={self.num_choices} must be at least 2")
 
 
 @dataclasses.dataclass
@@ -84,47 +59,6 @@ def convert_example(example, tokenizer, max_seq_length):
     record["label_ids"] = example.label or 0
     record["is_real_example"] = 1
     return record
-
-
-def write_predictions(path, examples, probabilities):
-    """Writes the chosen ending of each question, with every ending's probability.
-
-    A CSV file, written only once complete: id (the row's index), the chosen
-    ending's number and text, and probability0 .. probability<n-1>, in input
-    order.
-
-    Args:
-      path: The output file.
-      examples: The SwagExamples predicted.
-      probabilities: float [examples, choices], in the same order.
-    """
-    num_choices = len(examples[0].endings) if examples else 0
-    with io_utils.atomic_write(path, "w") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(["id", "prediction", "ending",
-                         *(f"probability{i}" for i in range(num_choices))])
-        for example, row in zip(examples, probabilities, strict=True):
-            chosen = int(row.argmax())
-            writer.writerow([example.example_id, chosen, example.endings[chosen],
-                             *(f"{p:.6f}" for p in row)])
-
-
-def choice_scores(probabilities, labels):
-    """Accuracy of the most probable choice, and the cross-entropy of the right one.
-
-    Args:
-      probabilities: float [questions, choices].
-      labels: The right choice of each question.
-
-    Returns:
-      {"eval_accuracy": float, "eval_loss": float}.
-    """
-    probabilities = np.asarray(probabilities, np.float64)
-    labels = np.asarray(labels)
-    chosen = probabilities.argmax(-1)
-    right = probabilities[np.arange(len(labels)), labels]
-    return {"eval_accuracy": float(np.mean(chosen == labels)),
-            "eval_loss": float(-np.mean(np.log(np.maximum(right, 1e-30))))}
 
 
 class SwagData(protocol.FinetuneData):
