@@ -32,6 +32,7 @@ from absl import logging
 
 from bert_tf import runner
 from bert_tf.checkpoints import checkpoints
+from bert_tf.data.fingerprints import fingerprints
 from bert_tf.records import input_pipeline
 from bert_tf.tasks import PretrainingTask
 from bert_tf.training import run_checks, run_dir, run_setup, training_loop
@@ -209,7 +210,7 @@ def training_data_settings(config):
     Returns:
       A dict: the input files' fingerprints and how they are read.
     """
-    settings = {"input_files": run_dir.fingerprints(input_pipeline.expand_patterns(
+    settings = {"input_files": fingerprints(input_pipeline.expand_patterns(
                     config.data.input_file)),
                 "max_seq_length": config.model.max_seq_length,
                 "max_predictions_per_seq": config.data.max_predictions_per_seq,

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from bert_tf.data import fingerprints
 from bert_tf.training import run_dir
 
 HOLDER = """
@@ -62,18 +63,18 @@ def test_interrupted_checkpoint_writes_are_removed(tmp_path):
 
 
 def test_a_fingerprint_follows_the_content_not_the_place(tmp_path):
-    size = 3 * run_dir.FINGERPRINT_EDGE_BYTES
+    size = 3 * fingerprints.FINGERPRINT_EDGE_BYTES
     content = bytes(range(256)) * (size // 256)
     (tmp_path / "a").write_bytes(content)
     (tmp_path / "b").write_bytes(content)
-    fingerprint = run_dir.file_fingerprint(str(tmp_path / "a"))
+    fingerprint = fingerprints.file_fingerprint(str(tmp_path / "a"))
     assert fingerprint.startswith(f"{size} bytes, ends ")
-    assert run_dir.file_fingerprint(str(tmp_path / "b")) == fingerprint
+    assert fingerprints.file_fingerprint(str(tmp_path / "b")) == fingerprint
     # A change at either end, or a change of size, shows.
     for changed in (b"x" + content[1:], content[:-1] + b"x", content + b"\n"):
         (tmp_path / "b").write_bytes(changed)
-        assert run_dir.file_fingerprint(str(tmp_path / "b")) != fingerprint
-    assert run_dir.fingerprints([str(tmp_path / "a")]) == {str(tmp_path / "a"): fingerprint}
+        assert fingerprints.file_fingerprint(str(tmp_path / "b")) != fingerprint
+    assert fingerprints.fingerprints([str(tmp_path / "a")]) == {str(tmp_path / "a"): fingerprint}
 
 
 def test_a_longer_training_may_resume_and_a_shorter_one_may_not(tmp_path):

@@ -270,7 +270,7 @@ class FinetuneData(abc.ABC):
     @abc.abstractmethod
     def training_settings(self):
         """What the training records depend on: the files (by
-        run_dir.file_fingerprint) and how they are cut into records.
+        fingerprints.file_fingerprint) and how they are cut into records.
 
         A run that goes on training output_dir's model must give the same.
         Only read after read() of the training split.

@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from bert_tf import io_utils
 from bert_tf.checkpoints import checkpoints, model_files
+from bert_tf.data.fingerprints import file_fingerprint
 from bert_tf.finetune.checks import FinetuneError, check_config
 from bert_tf.runtime import tpu_rules
 from bert_tf.training import run_checks, run_dir, run_setup, training_loop
@@ -84,11 +85,11 @@ def task_settings(task, data, files):
 
     Returns:
       A dict: the task's class, data.task_settings() (the task's name and
-      labels), the vocab's run_dir.file_fingerprint (its content, wherever
+      labels), the vocab's file_fingerprint (its content, wherever
       it is) and the casing.
     """
     return {"task": type(task).__name__, **data.task_settings(),
-            "vocab": run_dir.file_fingerprint(files.vocab_file),
+            "vocab": file_fingerprint(files.vocab_file),
             "do_lower_case": files.do_lower_case}
 
 

@@ -11,7 +11,7 @@
   output_dir/run_settings.json, in groups: the model's shapes ("model"), the
   training's settings ("training"), what the model is for ("task": the task,
   its labels, the vocab, the casing) and what it trained on ("training
-  data": the files, by file_fingerprint(), and how they were cut). A later run
+  data": the files, by data/fingerprints.py, and how they were cut). A later run
   in the same folder that resumes, or scores or exports the folder's model,
   must have the same settings in every group it depends on, and otherwise is
   refused, saying what differs, rather than resume another run's model or
@@ -24,7 +24,6 @@
 """
 
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -37,10 +36,6 @@ from bert_tf.training.best_checkpoint import BEST_DIR
 
 SETTINGS_FILE = "run_settings.json"
 LOCK_FILE = ".lock"
-
-# Bytes hashed at each end of a file by file_fingerprint: a cheap look, even
-# at a file of many gigabytes, that still tells two datasets apart.
-FINGERPRINT_EDGE_BYTES = 1 << 16
 
 # The locks this process holds, by folder: a process that builds a second
 # Trainer on the same folder (the notebook, a test) already owns it.
@@ -106,42 +101,6 @@ def remove_debris(output_dir):
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 tf.io.gfile.rmtree(path)
-
-
-def file_fingerprint(path):
-    """A cheap fingerprint of a file's content: its size and a hash of its ends.
-
-    Reading only the ends keeps it fast on a corpus of many gigabytes; with
-    the size, it tells a replaced, cut or appended file from the one a run
-    recorded.
-
-    Args:
-      path: A local or gs:// file.
-
-    Returns:
-      A string such as "1234 bytes, ends 3f2a9c1b0d4e5f60".
-    """
-    size = tf.io.gfile.stat(path).length
-    digest = hashlib.sha256()
-    with tf.io.gfile.GFile(path, "rb") as f:
-        digest.update(f.read(FINGERPRINT_EDGE_BYTES))
-        if size > FINGERPRINT_EDGE_BYTES:
-            f.seek(max(FINGERPRINT_EDGE_BYTES, size - FINGERPRINT_EDGE_BYTES))
-            digest.update(f.read())
-    return f"{size} bytes, ends {digest.hexdigest()[:16]}"
-
-
-def fingerprints(paths):
-    """file_fingerprint() of each file, by its absolute path.
-
-    Args:
-      paths: Local or gs:// files.
-
-    Returns:
-      {path: fingerprint}, local paths made absolute.
-    """
-    return {(os.path.abspath(path) if _is_local(path) else path): file_fingerprint(path)
-            for path in paths}
 
 
 def _differences(recorded, settings, may_grow):

@@ -30,7 +30,7 @@ from bert_tf.data import protocol
 from bert_tf.data.conll.outputs import write_conll
 from bert_tf.data.conll.reading import ConllDataError, label_list, read_conll
 from bert_tf.data.conll.scoring import entity_scores
-from bert_tf.training import run_dir
+from bert_tf.data.fingerprints import fingerprints
 
 # Where a training run keeps its tags, in id order, for later runs of the
 # same output_dir (prediction without training reads them back).
@@ -423,7 +423,7 @@ class ConllData(protocol.FinetuneData):
 
     def training_settings(self):
         """train.txt and how its sentences are cut into windows."""
-        return {"train_data": run_dir.fingerprints([self.path("train")]),
+        return {"train_data": fingerprints([self.path("train")]),
                 "max_seq_length": self.max_seq_length, "stride": self.stride}
 
     def write_run_files(self, output_dir):

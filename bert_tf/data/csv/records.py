@@ -33,8 +33,8 @@ from bert_tf.data.csv.settings import (
     TEXT_B_COLUMNS,
     TEXT_COLUMNS,
 )
+from bert_tf.data.fingerprints import fingerprints
 from bert_tf.text import tokenization
-from bert_tf.training import run_dir
 
 # The flag that names each split's file, and the action that reads it.
 _FILE_FLAGS = {"train": ("--train_file", "--do_train"),
@@ -366,7 +366,7 @@ class LabelledData(protocol.FinetuneData):
 
     def training_settings(self):
         """The training file, its columns and the records' length."""
-        settings = {"train_data": run_dir.fingerprints([self.path("train")]),
+        settings = {"train_data": fingerprints([self.path("train")]),
                     "columns": [self.columns["text"], self.columns["text_b"],
                                 self.columns["label"]],
                     "max_seq_length": self.max_seq_length}

@@ -23,12 +23,12 @@ import random
 import numpy as np
 
 from bert_tf.data import protocol
+from bert_tf.data.fingerprints import fingerprints
 from bert_tf.data.glue.outputs import write_submission, write_test_results
 from bert_tf.data.glue.reading import GlueDataError
 from bert_tf.data.glue.scoring import evaluation_metrics, main_metric
 from bert_tf.data.glue.splits import read_split
 from bert_tf.text import tokenization
-from bert_tf.training import run_dir
 
 
 @dataclasses.dataclass
@@ -152,7 +152,7 @@ class GlueData(protocol.FinetuneData):
         if self.tfds_name:
             source = f"TensorFlow Datasets {self.tfds_name}"
         else:
-            source = run_dir.fingerprints([self.processor.split_path(
+            source = fingerprints([self.processor.split_path(
                 self.data_dir, self.processor.split_files[self.train_split])])
         settings = {"train_data": source, "max_seq_length": self.max_seq_length}
         if self.train_split in self.max_examples:

@@ -16,11 +16,11 @@ import numpy as np
 from absl import logging
 
 from bert_tf.data import protocol
+from bert_tf.data.fingerprints import fingerprints
 from bert_tf.data.squad.outputs import write_predictions
 from bert_tf.data.squad.reading import SquadDataError, read_squad_examples
 from bert_tf.data.squad.scoring import answerable_questions, evaluate, evaluate_v1, gold_answers
 from bert_tf.data.squad.windows import convert_examples_to_features
-from bert_tf.training import run_dir
 
 # The original shuffled the training questions once, with this seed, before
 # cutting them into windows (so the shuffle buffer need not be large).
@@ -198,7 +198,7 @@ class SquadData(protocol.FinetuneData):
 
     def training_settings(self):
         """The training file and how its contexts are cut into windows."""
-        return {"train_data": run_dir.fingerprints([self.files["train"]]),
+        return {"train_data": fingerprints([self.files["train"]]),
                 "max_seq_length": self.settings.max_seq_length,
                 "doc_stride": self.settings.doc_stride,
                 "doc_stride_means": self.settings.doc_stride_means,

@@ -13,11 +13,11 @@ import os
 import numpy as np
 
 from bert_tf.data import protocol
+from bert_tf.data.fingerprints import fingerprints
 from bert_tf.data.swag.outputs import PREDICTIONS_FILE, write_predictions
 from bert_tf.data.swag.reading import read_examples, second_segments
 from bert_tf.data.swag.scoring import choice_scores
 from bert_tf.text import tokenization
-from bert_tf.training import run_dir
 
 # SWAG's file names; the splits are finetune.run's.
 SPLIT_FILES = {"train": "train.csv", "dev": "val.csv", "test": "test.csv"}
@@ -123,7 +123,7 @@ class SwagData(protocol.FinetuneData):
 
     def training_settings(self):
         """The training file and the records' length."""
-        return {"train_data": run_dir.fingerprints([self.path(self.train_split)]),
+        return {"train_data": fingerprints([self.path(self.train_split)]),
                 "max_seq_length": self.max_seq_length}
 
     def score(self, predictions, references):
