@@ -9,7 +9,7 @@ loaded, what it left at its initial value (a new head) and what it skipped
 an encoder tensor that maps to nothing, a head stored only in part, or a
 shape mismatch is an error that names the variable.
 
-A TF Hub encoder SavedModel and a keras-hub preset folder (bert_tf/model/)
+A TF Hub encoder SavedModel and a keras-hub preset folder (tf_hub.py, keras_hub.py)
 load like checkpoints: their weights are read under the names of a format
 (google), and convert() writes them (OUTPUT_FORMATS).
 

@@ -1,1 +1,22 @@
-"""Fine-tuning data: the data protocol, shared metrics, one folder per dataset."""
+"""Fine-tuning data: the data protocol, the shared metrics, and one folder per dataset.
+
+protocol.py is FinetuneData, what finetune.run asks of a dataset (its
+splits, records, scores and output files), and the one record writer;
+metrics.py the numpy metrics that GLUE and one's own CSV data score with;
+fingerprints.py what the files a run trained on were. Each dataset's folder
+gives the same job the same module name: settings.py (what the run's task
+and data share), reading.py (files -> examples), scoring.py (metrics,
+official evaluations), outputs.py (output files), records.py (examples ->
+records, and the FinetuneData subclass, which uses the others), beside the
+modules of a job of the dataset's own (squad/windows.py, glue/processors.py);
+each folder's __init__ lists its modules in import order:
+
+  glue/    GLUE and XNLI: processors, TSV or TFDS, submission files;
+  squad/   SQuAD 1.1 and 2.0: windows, answers, the official evaluation;
+  conll/   CoNLL-2003 named entities: windows, conlleval's scores;
+  swag/    SWAG multiple choice;
+  csv/     CSV or TSV files of one's own (run_classifier.py --train_file).
+
+Reading a dataset imports no training code (training/, model/, tasks/):
+tests/test_data_imports.py checks it.
+"""

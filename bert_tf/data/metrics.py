@@ -1,4 +1,4 @@
-"""The metrics GLUE scores its tasks with, in numpy only.
+"""The metrics GLUE scores its tasks with, in numpy only; one's own CSV data (csv/) too.
 
 Every function takes 1-D predictions and labels of equal length and an
 optional is_real_example mask; examples with mask 0 (the padding that fills

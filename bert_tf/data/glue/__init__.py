@@ -11,9 +11,9 @@ and `write_submission` write the original's test_results.tsv and a GLUE
 submission file, each only once it is complete. `GlueData` gives
 finetune.run a task's splits as classification records (`convert_example`).
 
-The modules, each importing only those above it:
+The modules, each importing only those above it (and the metrics, accuracy,
+F1, Matthews and Pearson/Spearman correlations, from bert_tf/data/metrics.py):
   reading.py: TSV files -> rows with line numbers (GlueDataError);
-  ../metrics.py: accuracy, F1, Matthews and Pearson/Spearman correlations;
   base.py: InputExample, and DataProcessor, which reads and checks a split;
   processors.py: every task's processor, PROCESSORS and get_processor;
   tfds.py: examples_from_tfds;

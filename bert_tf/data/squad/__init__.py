@@ -18,12 +18,12 @@ The modules, each importing only those above it:
   reading.py: JSON files -> SquadExample (SquadDataError), split_context, load_json;
   windows.py: SquadExample -> InputFeatures: doc spans, max context, answer positions;
   settings.py: SquadSettings, checked when built;
-  records.py: InputFeatures -> records;
   answer_rule.py: the answer rule (the best valid span over a question's
     windows, the null score), which the raw-text export's graph follows too;
   outputs.py: logits -> predictions, n-best lists, null odds (get_final_text);
   scoring.py: the official exact match and F1, v2.0 and v1.1;
-  records.py: SquadData and SquadReferences, for finetune.run.
+  records.py: InputFeatures -> records (window_record); SquadData and
+    SquadReferences, for finetune.run.
 """
 
 from bert_tf.data.squad.outputs import get_final_text, write_predictions

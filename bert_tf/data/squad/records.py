@@ -1,12 +1,19 @@
-"""SquadData: a question-answering run's SQuAD files, for finetune.run.
+"""SQuAD windows -> records, and SquadData: a question-answering run's SQuAD files.
 
-It reads the train and predict files, cuts their questions into windows
-(windows.py) and gives their records (records.py); from the predicted
-windows' logits it picks each question's answer as the original did
-(outputs.py), scores the answers with the official metrics
-(scoring.py) and writes the original's predictions.json,
-nbest_predictions.json and null_odds.json. SquadReferences is what it keeps
-of a split to score or write its predictions.
+SquadData reads the train and predict files, cuts their questions into
+windows (windows.py) and gives their records; from the predicted windows'
+logits it picks each question's answer as the original did (outputs.py),
+scores the answers with the official metrics (scoring.py) and writes the
+original's predictions.json, nbest_predictions.json and null_odds.json.
+SquadReferences is what it keeps of a split to score or write its
+predictions.
+
+A window's record (window_record), as the original run_squad.py's
+FeatureWriter wrote it, follows record_specs.question_answering_features:
+unique_ids, input_ids, input_mask, segment_ids, in training start_positions
+and end_positions, and is_real_example; protocol.write_records writes them,
+padding a prediction set to full batches with records whose results are
+dropped before the answers are picked.
 """
 
 import dataclasses
