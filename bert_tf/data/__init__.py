@@ -2,7 +2,8 @@
 
 protocol.py is FinetuneData, what finetune.run asks of a dataset (its
 splits, records, scores and output files), and the one record writer;
-metrics.py the numpy metrics that GLUE and one's own CSV data score with;
+metrics.py the numpy metrics that GLUE and one's own CSV data score with,
+and test_results.py the original's test_results.tsv, which both write;
 fingerprints.py what the files a run trained on were. Each dataset's folder
 gives the same job the same module name: settings.py (what the run's task
 and data share), reading.py (files -> examples), scoring.py (metrics,

@@ -22,7 +22,7 @@ import numpy as np
 
 from bert_tf import io_utils
 from bert_tf.data.csv.settings import MULTI_LABEL, REGRESSION
-from bert_tf.data.glue.outputs import write_test_results
+from bert_tf.data.test_results import write_test_results
 
 
 def predicted_labels(probabilities, references):

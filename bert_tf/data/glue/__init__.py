@@ -11,15 +11,16 @@ and `write_submission` write the original's test_results.tsv and a GLUE
 submission file, each only once it is complete. `GlueData` gives
 finetune.run a task's splits as classification records (`convert_example`).
 
-The modules, each importing only those above it (and the metrics, accuracy,
-F1, Matthews and Pearson/Spearman correlations, from bert_tf/data/metrics.py):
+The modules, each importing only those above it and, from bert_tf/data/,
+metrics.py (accuracy, F1, Matthews and Pearson/Spearman correlations) and
+test_results.py (write_test_results):
   reading.py: TSV files -> rows with line numbers (GlueDataError);
   base.py: InputExample, and DataProcessor, which reads and checks a split;
   processors.py: every task's processor, PROCESSORS and get_processor;
   tfds.py: examples_from_tfds;
   splits.py: read_split, from the TSV files or TFDS;
   scoring.py: compute_metrics and evaluation_metrics;
-  outputs.py: write_test_results and write_submission;
+  outputs.py: write_submission;
   records.py: examples -> classification records; GlueData and GlueReferences.
 
 Everything public is re-exported here: `from bert_tf.data import glue` and
@@ -27,7 +28,7 @@ Everything public is re-exported here: `from bert_tf.data import glue` and
 """
 
 from bert_tf.data.glue.base import DataProcessor, InputExample, SplitFile
-from bert_tf.data.glue.outputs import write_submission, write_test_results
+from bert_tf.data.glue.outputs import write_submission
 from bert_tf.data.glue.processors import (
     PROCESSORS,
     AxProcessor,
@@ -55,6 +56,7 @@ from bert_tf.data.metrics import (
     pearson_corrcoef,
     spearman_corrcoef,
 )
+from bert_tf.data.test_results import write_test_results
 
 __all__ = [
     "PROCESSORS",

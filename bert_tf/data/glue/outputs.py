@@ -1,56 +1,16 @@
-"""Prediction files: the original's test_results.tsv and GLUE's submission files.
+"""GLUE's submission files: the file GLUE's server scores ("MRPC.tsv", "MNLI-m.tsv", ...).
 
-`write_test_results` writes test_results.tsv as the original run_classifier.py
-does, one line of class probabilities per example; `write_submission` writes
-the file that GLUE's server scores ("MRPC.tsv", "MNLI-m.tsv", ...). Both
-drop the padding examples that fill the last batch, and write through
-`bert_tf.io_utils.atomic_write`: a file appears only once it is complete.
+`write_submission` drops the padding examples that fill the last batch and
+writes through `bert_tf.io_utils.atomic_write`: a file appears only once it
+is complete. The original's test_results.tsv, which GlueData writes beside
+it, is bert_tf/data/test_results.py's.
 """
 
 import numpy as np
 
 from bert_tf import io_utils
 from bert_tf.data.glue.processors import get_processor
-
-
-def _real_rows(rows, is_real_example):
-    """The rows that are not padding, after checking the mask's length."""
-    if is_real_example is None:
-        return list(rows)
-    mask = np.asarray(is_real_example)
-    if mask.shape != (len(rows),) or not np.isin(mask, (0, 1)).all():
-        raise ValueError(f"is_real_example must be {len(rows)} values of 0 and 1, "
-                         f"got shape {mask.shape}")
-    return [row for row, real in zip(rows, mask, strict=True) if real]
-
-
-def write_test_results(path, probabilities, is_real_example=None):
-    """Writes test_results.tsv as the original does: one line of class probabilities per example.
-
-    Args:
-      path: The output file.
-      probabilities: [n, num_labels] class probabilities, or [n] / [n, 1]
-        scores for a regression task; a sized sequence of rows.
-      is_real_example: Optional [n] 0/1 mask; padding rows (0) are not written.
-
-    Returns:
-      The number of lines written.
-
-    Raises:
-      ValueError: Rows differ in width; `path` is left as it was.
-    """
-    rows = _real_rows(probabilities, is_real_example)
-    width = None
-    with io_utils.atomic_write(path) as f:
-        for number, row in enumerate(rows, start=1):
-            values = np.atleast_1d(np.asarray(row))
-            width = width or values.size
-            if values.ndim != 1 or values.size != width:
-                raise ValueError(f"row {number} has shape {values.shape}; rows before it have "
-                                 f"{width} values")
-            # str() of a numpy float is its shortest round-tripping form.
-            f.write("\t".join(str(value) for value in values) + "\n")
-    return len(rows)
+from bert_tf.data.test_results import real_rows
 
 
 def _submission_index(example):
@@ -106,7 +66,7 @@ def write_submission(path, task_name, examples, predictions, is_real_example=Non
         fit the task; `path` is left as it was.
     """
     processor = get_processor(task_name)
-    rows = _real_rows(predictions, is_real_example)
+    rows = real_rows(predictions, is_real_example)
     if len(rows) != len(examples):
         raise ValueError(f"{len(rows)} real predictions for {len(examples)} examples")
     with io_utils.atomic_write(path) as f:

@@ -24,10 +24,11 @@ import numpy as np
 
 from bert_tf.data import protocol
 from bert_tf.data.fingerprints import fingerprints
-from bert_tf.data.glue.outputs import write_submission, write_test_results
+from bert_tf.data.glue.outputs import write_submission
 from bert_tf.data.glue.reading import GlueDataError
 from bert_tf.data.glue.scoring import evaluation_metrics, main_metric
 from bert_tf.data.glue.splits import read_split
+from bert_tf.data.test_results import write_test_results
 from bert_tf.text import tokenization
 
 
