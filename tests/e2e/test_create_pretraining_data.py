@@ -2,7 +2,7 @@
 
 Each test runs the script in a subprocess on the tiny fixtures:
 pretraining_corpus.txt and pretraining_vocab.txt (see
-tests/test_pretraining_data.py).
+tests/unit/pretraining_data/test_pretraining_data.py).
 """
 
 import os
@@ -13,7 +13,9 @@ import sys
 import pytest
 import tensorflow as tf
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 CORPUS = os.path.join(FIXTURES, "pretraining_corpus.txt")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

@@ -15,12 +15,13 @@ import sys
 
 import numpy as np
 import pytest
-from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
 from bert_tf.text import tokenization
 from bert_tf.training import cpu
+from tests import helpers
+from tests.helpers.tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 LINES = ["The quick brown fox jumped.", "How old are you? ||| What is your age?"]
 
 

@@ -13,7 +13,7 @@ pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -
 pytest.importorskip("ipykernel", reason="ipykernel is not installed (pip install -e '.[test]')")
 pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -e '.[test]')")
 
-from notebook_helpers import (  # noqa: E402  (after the skips: it imports nbformat)
+from tests.helpers.notebook_helpers import (  # noqa: E402  (after the skips: it imports nbformat)
     assert_committed_clean,
     code_cell,
     execute,
@@ -57,7 +57,7 @@ def test_bert_tf_is_installed_then_imported_before_tensorflow():
                     if any(line.startswith(pattern) for line in source.splitlines()))
 
     assert first("def bert_tf_importable") < first("import bert_tf") < first("import tensorflow")
-    # The install is install.py's (tests/test_install.py, tests/test_notebook_install.py).
+    # The install is install.py's (tests/unit/test_install.py, tests/e2e/test_notebook_install.py).
     assert '"install.py"' in sources[first("def bert_tf_importable")]
 
 

@@ -16,7 +16,9 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 NOTEBOOK = os.path.join(ROOT, "notebooks", "bert_finetuning_with_cloud_tpus.ipynb")
 
 

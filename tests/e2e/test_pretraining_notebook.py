@@ -20,7 +20,7 @@ pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -
 pytest.importorskip("ipykernel", reason="ipykernel is not installed (pip install -e '.[test]')")
 pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install -e '.[test]')")
 
-from notebook_helpers import (  # noqa: E402  (after the skips: it imports nbformat)
+from tests.helpers.notebook_helpers import (  # noqa: E402  (after the skips: it imports nbformat)
     assert_committed_clean,
     cell_text,
     code_cell,
@@ -93,7 +93,7 @@ def test_parameters_are_the_original_recipe_of_two_phases():
 
 
 def test_the_install_cell_is_the_finetuning_notebooks():
-    """tests/test_notebook_install.py tests that cell; both notebooks install alike."""
+    """tests/e2e/test_notebook_install.py tests that cell; both notebooks install alike."""
     install = [s for s in _code_sources(read(FINETUNING_NOTEBOOK)) if "def bert_tf_importable" in s]
     assert len(install) == 1 and install[0] in _code_sources(read(NOTEBOOK))
     markdown = [cell.source for cell in read(NOTEBOOK).cells if cell.cell_type == "markdown"]

@@ -40,7 +40,9 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 README = os.path.join(ROOT, "README.md")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 

@@ -27,7 +27,6 @@ import tensorflow as tf
 import tensorflow_datasets as tfds
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import flags
-from cluster_helpers import two_workers_and_one_process
 
 from bert_tf import finetune, glue
 from bert_tf.model import checkpoints
@@ -37,8 +36,10 @@ from bert_tf.records import input_pipeline
 from bert_tf.serving import export_runner
 from bert_tf.text import tokenization
 from bert_tf.training import run_checks, run_dir
+from tests import helpers
+from tests.helpers.cluster_helpers import two_workers_and_one_process
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 GLUE = os.path.join(FIXTURES, "glue")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

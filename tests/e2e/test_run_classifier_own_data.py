@@ -26,11 +26,12 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 from absl import flags
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf import cli
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 EXAMPLE = os.path.join(ROOT, "data", "own_data_example")
 FIVE_LABELS = ["account", "billing", "bug", "feature", "praise"]
 TAGS = ["bug", "login", "mobile"]

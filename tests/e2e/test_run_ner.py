@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf import conll
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
 # Each word's tag; "his first" is a two-word location. "was" and "in" are
 # in no training sentence.

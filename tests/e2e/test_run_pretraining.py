@@ -5,7 +5,7 @@ Each test starts the script in a subprocess on the CPU, with a tiny model
 
   - tests/fixtures/pretraining_original.tfrecord: 28 records that Google's
     original create_pretraining_data.py wrote (max_seq_length 32,
-    max_predictions_per_seq 5; see tests/test_input_pipeline.py);
+    max_predictions_per_seq 5; see tests/unit/records/test_input_pipeline.py);
   - synthetic records written here with bert_tf.records.record_specs' pretraining contract,
     in which every masked token is a function of its position and the
     next-sentence label shows at [CLS]: the loss falls from about 4 to
@@ -26,7 +26,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from absl import flags
-from cluster_helpers import two_workers_and_one_process
 
 from bert_tf.cli import script_flags
 from bert_tf.model import checkpoints
@@ -35,8 +34,10 @@ from bert_tf.model.modeling import BertModel
 from bert_tf.records import input_pipeline, record_specs
 from bert_tf.tasks import PretrainingTask
 from bert_tf.training import distribution
+from tests import helpers
+from tests.helpers.cluster_helpers import two_workers_and_one_process
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
 ORIGINAL_SEQ, ORIGINAL_PREDICTIONS = 32, 5

@@ -18,11 +18,12 @@ import sys
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf.text import tokenization
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
 # The answer of every answerable question: one occurrence of this word in
 # the context. A model that learns it shows that windows, positions, loss and

@@ -16,11 +16,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf import swag
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 SWAG = os.path.join(ROOT, "tests", "fixtures", "swag")
 
 

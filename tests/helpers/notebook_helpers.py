@@ -12,7 +12,9 @@ import os
 
 import nbformat
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 NOTEBOOKS = os.path.join(ROOT, "notebooks")
 
 # Injected after the parameters cell, before the test's own settings: no network for the

@@ -1,6 +1,6 @@
 """Runs cli.run's path-flag rules on every script's own flags, in one process.
 
-tests/test_path_flags.py starts this once (one TensorFlow import for all
+tests/unit/cli/test_path_flags.py starts this once (one TensorFlow import for all
 scripts, not one per case): for each script it loads the script's flag
 definitions into absl's FLAGS (emptied of the previous script's), builds the
 cases from the script's path flags, and runs each through cli.run with a main
@@ -8,7 +8,7 @@ that only records the flags' values. A script that evaluates (--do_eval) also
 runs its own main on --do_eval with an empty --output_dir, which must stop
 before any work. It prints {script: {"roles", "flags", "cases"}} as JSON.
 
-  python tests/script_rules.py WORK_DIR SCRIPT...
+  python tests/helpers/script_rules.py WORK_DIR SCRIPT...
 
 WORK_DIR is an empty folder for the cases' files; HOME should point into it.
 """
@@ -25,7 +25,7 @@ from absl import flags
 from bert_tf import cli
 from bert_tf.cli import path_flags
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Required flags that are no path, with a value each.
 REQUIRED = {"run_classifier.py": ["--task_name=SST-2"],
             "convert_checkpoint.py": ["--output_format=tf2"]}

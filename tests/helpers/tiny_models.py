@@ -10,8 +10,9 @@ from bert_tf.model import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization
+from tests import helpers
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = helpers.FIXTURES
 VOCAB = os.path.join(FIXTURES, "tokenization_vocab_small.txt")
 HIDDEN = 32
 NUM_LAYERS = 2

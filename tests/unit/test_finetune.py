@@ -17,13 +17,14 @@ import textwrap
 
 import pytest
 import tensorflow as tf
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf import conll, finetune, glue
 from bert_tf.tasks import ClassificationTask, TaggingTask
 from bert_tf.text import tokenization
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 WORDS = [w for w in tokenization.load_vocab(VOCAB)

@@ -14,7 +14,9 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 
 
 def _load_install():

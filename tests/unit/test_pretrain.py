@@ -16,8 +16,9 @@ from absl import flags
 
 from bert_tf import pretrain
 from bert_tf.cli import script_flags
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 
 PROGRAM = """

@@ -2,14 +2,16 @@
 
 CI also runs `bash install_tpu.sh --check`, which asks PyPI what the two steps would
 install and fails if the CPU tensorflow is among them; these tests need no network.
-tests/test_install.py tests install.py's decisions.
+tests/unit/test_install.py tests install.py's decisions.
 """
 
 import importlib.metadata
 import os
 import re
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 
 
 def _name(requirement):

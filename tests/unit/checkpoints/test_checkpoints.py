@@ -25,8 +25,9 @@ from bert_tf.model.heads import (
 )
 from bert_tf.model.modeling import BertModel
 from bert_tf.tasks import ClassificationTask, TaggingTask
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 
 
 def _pretraining_model(config):

@@ -9,13 +9,14 @@ import keras_hub
 import numpy as np
 import pytest
 import tensorflow as tf
-from tiny_models import VOCAB, tiny_google_checkpoint
 
 from bert_tf.model import checkpoints, model_files
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization
+from tests import helpers
+from tests.helpers.tiny_models import VOCAB, tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 GLUE = os.path.join(ROOT, "tests", "fixtures", "glue")
 TEXTS = ["The quick brown fox jumped.", "Héllo, WORLD! unaffable runner"]
 

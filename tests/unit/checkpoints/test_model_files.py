@@ -7,8 +7,9 @@ import pytest
 
 from bert_tf.model import model_files
 from bert_tf.text import tokenization
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
+VOCAB = os.path.join(helpers.FIXTURES, "tokenization_vocab_small.txt")
 
 
 @pytest.fixture

@@ -8,13 +8,14 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from tiny_models import VOCAB, tiny_google_checkpoint
 
 from bert_tf.model import checkpoints, model_files
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization
+from tests import helpers
+from tests.helpers.tiny_models import VOCAB, tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 GLUE = os.path.join(ROOT, "tests", "fixtures", "glue")
 TEXTS = ["The quick brown fox jumped.", "Héllo, WORLD! unaffable runner",
          "a b c", "jumps over the lazy dog"]
@@ -77,8 +78,9 @@ def test_hub_keras_layer_matches_bert_tf_then_trains_and_predicts(exported, tmp_
              sequence=outputs["sequence_output"].numpy())
     env = {**os.environ, "TF_USE_LEGACY_KERAS": "1"}
     result = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "tests", "hub_keras_layer_check.py"), str(folder),
-         str(reference)], capture_output=True, text=True, timeout=300, check=False, env=env)
+        [sys.executable, os.path.join(ROOT, "tests", "helpers", "hub_keras_layer_check.py"),
+         str(folder), str(reference)],
+        capture_output=True, text=True, timeout=300, check=False, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(result.stdout.strip().splitlines()[-1])
 

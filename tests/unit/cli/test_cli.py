@@ -8,7 +8,9 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from tests import helpers
+
+ROOT = helpers.ROOT
 SCRIPTS = ("create_pretraining_data.py", "run_pretraining.py", "run_classifier.py",
            "run_ner.py", "extract_features.py", "convert_checkpoint.py", "predict_text.py",
            "predict_entities.py")

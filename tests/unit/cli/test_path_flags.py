@@ -2,7 +2,7 @@
 (bert_tf/cli/path_flags.py) and scoring's need of weights (bert_tf/training/run_checks.py).
 
 The path rules run in cli.run before main(), on flag values alone, and the
-weights rule first thing in main(): one subprocess (tests/script_rules.py)
+weights rule first thing in main(): one subprocess (tests/helpers/script_rules.py)
 checks every case of every script, then each script's test reads its results.
 """
 
@@ -15,8 +15,9 @@ import pytest
 from absl import flags
 
 from bert_tf.cli import path_flags
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 # Every top-level .py but the installers is a script; a new one is covered by itself.
 SCRIPTS = sorted(name for name in os.listdir(ROOT)
                  if name.endswith(".py") and name not in ("setup.py", "install.py"))
@@ -33,9 +34,9 @@ def test_every_script_runs_through_cli_run():
 def results(tmp_path_factory):
     work = tmp_path_factory.mktemp("rules")
     env = {**os.environ, "HOME": str(work / "home"), "PYTHONPATH": ROOT}
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "script_rules.py"),
-                           str(work / "cases"), *SCRIPTS], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+    script = os.path.join(ROOT, "tests", "helpers", "script_rules.py")
+    done = subprocess.run([sys.executable, script, str(work / "cases"), *SCRIPTS], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return work, json.loads(done.stdout)
 

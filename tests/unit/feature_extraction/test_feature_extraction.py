@@ -13,15 +13,16 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
 from bert_tf import feature_extraction
 from bert_tf.feature_extraction import ExtractionError, InputExample, extractor
 from bert_tf.model import checkpoints
 from bert_tf.text import tokenization
 from bert_tf.training import run_setup
+from tests import helpers
+from tests.helpers.tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "hidden_states_minilm.npz")
+FIXTURE = os.path.join(helpers.FIXTURES, "hidden_states_minilm.npz")
 TOLERANCE = 1e-4
 
 
@@ -143,7 +144,7 @@ def test_examples_are_read_lazily(tmp_path):
 @pytest.fixture(scope="module")
 def tokenizer():
     return tokenization.FullTokenizer(
-        os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt"))
+        os.path.join(helpers.FIXTURES, "tokenization_vocab_small.txt"))
 
 
 def test_pair_is_packed_and_truncated_as_the_original(tokenizer):

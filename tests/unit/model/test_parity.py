@@ -15,8 +15,9 @@ from bert_tf.model import checkpoints
 from bert_tf.model.heads import head_types
 from bert_tf.model.modeling import BertModel
 from bert_tf.text import tokenization
+from tests import helpers
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_minilm.npz")
+FIXTURE = os.path.join(helpers.FIXTURES, "parity_minilm.npz")
 TOLERANCE = 1e-4
 
 

@@ -30,8 +30,9 @@ from bert_tf.pretraining_data import (
 from bert_tf.pretraining_data.corpus import CachedTokenizer
 from bert_tf.pretraining_data.instances import truncate_pair
 from bert_tf.text import tokenization
+from tests import helpers
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = helpers.FIXTURES
 CORPUS = os.path.join(FIXTURES, "pretraining_corpus.txt")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 
@@ -544,7 +545,7 @@ def test_a_failed_run_leaves_no_output(tmp_path):
 
 def test_the_builder_does_not_import_tensorflow():
     # It must start in a fraction of a second and stay small, in each worker too.
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = helpers.ROOT
     code = "import sys, bert_tf.pretraining_data; assert 'tensorflow' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
     # Nor does the script, whose flags are defined with the other scripts' (vocab_flags).

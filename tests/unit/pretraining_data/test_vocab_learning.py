@@ -20,8 +20,9 @@ from bert_tf import pretraining_data
 from bert_tf.model.config import BertConfig
 from bert_tf.pretraining_data import vocab_learning
 from bert_tf.text import tokenization
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 CORPUS = os.path.join(ROOT, "tests", "fixtures", "pretraining_corpus.txt")
 # bert-base-uncased's first tokens: [PAD], 99 unused slots, then the four specials.
 BERT_BASE_HEAD = (["[PAD]"] + [f"[unused{i}]" for i in range(99)]

@@ -3,7 +3,7 @@
 pretraining_original.tfrecord holds 28 records that Google's original
 create_pretraining_data.py wrote with max_seq_length=32 and
 max_predictions_per_seq=5 from tests/fixtures/pretraining_corpus.txt and
-pretraining_vocab.txt (see tests/test_input_pipeline.py).
+pretraining_vocab.txt (see tests/unit/records/test_input_pipeline.py).
 """
 
 import os
@@ -11,12 +11,13 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from dataset_helpers import read_all
 
 from bert_tf import pretraining_data
 from bert_tf.records import dynamic_masking, input_pipeline
+from tests import helpers
+from tests.helpers.dataset_helpers import read_all
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = helpers.FIXTURES
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
 SEQ, PREDICTIONS = 32, 5

@@ -14,13 +14,14 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from dataset_helpers import read_all
 
 from bert_tf import pretraining_data
 from bert_tf.records import input_pipeline
 from bert_tf.records.record_specs import pretraining_features
+from tests import helpers
+from tests.helpers.dataset_helpers import read_all
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = helpers.FIXTURES
 ORIGINAL_RECORDS = os.path.join(FIXTURES, "pretraining_original.tfrecord")
 SEQ, PREDICTIONS = 32, 5
 

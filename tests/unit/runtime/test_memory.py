@@ -9,6 +9,7 @@ import threading
 import pytest
 
 from bert_tf.training import memory
+from tests import helpers
 
 needs_malloc_trim = pytest.mark.skipif(memory.MALLOC_TRIM is None,
                                        reason="the C library has no malloc_trim (not glibc)")
@@ -87,7 +88,7 @@ def test_without_malloc_trim_nothing_is_released(monkeypatch):
 
 def test_fine_tuning_loads_no_tensorflow_text_until_it_exports():
     """tensorflow_text holds about 116 MB resident: only exports and dynamic masking load it."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = helpers.ROOT
     check = ("import sys; import run_squad; from bert_tf import tasks; "
              "from bert_tf.records import input_pipeline; "
              "assert 'tensorflow_text' not in sys.modules, 'loaded'; "
@@ -104,7 +105,7 @@ def test_fine_tuning_loads_no_tensorflow_text_until_it_exports():
 def test_prepare_picks_the_allocator_from_the_xla_choice(mixed_precision, jit_compile, preset,
                                                          expected):
     """TensorFlow reads the variable at its first allocation: prepare() sets it before."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = helpers.ROOT
     env = {k: v for k, v in os.environ.items() if k != memory.SYSTEM_ALLOCATOR_ENV}
     if preset is not None:
         env[memory.SYSTEM_ALLOCATOR_ENV] = preset

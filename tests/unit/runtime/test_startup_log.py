@@ -15,8 +15,9 @@ from bert_tf.serving import export
 from bert_tf.tasks import ClassificationTask
 from bert_tf.text import tokenization
 from bert_tf.training import startup_log
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
 
 # What TensorFlow 2.21 prints on import on a CPU-only machine, with a user's warning

@@ -20,13 +20,14 @@ import sys
 import numpy as np
 import pytest
 import tensorflow as tf
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf.model.config import BertConfig
 from bert_tf.tasks import ClassificationTask
 from bert_tf.training import run_setup, tpu_rules, training_loop
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 STEPS_LINE = "XLA for the train, eval and predict steps: on (the TPU's rules)"

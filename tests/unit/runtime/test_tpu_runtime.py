@@ -5,15 +5,15 @@ replacing what tpu_runtime looks at (the installed version, the chips, libtpu) a
 passing a dict as the environment.
 """
 
-import os
 import subprocess
 import sys
 
 import pytest
 
 from bert_tf.training import tpu_runtime
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 PJRT = {"PJRT_DEVICE", "NEXT_PLUGGABLE_DEVICE_USE_C_API", "TF_PLUGGABLE_DEVICE_LIBRARY_PATH"}
 
 

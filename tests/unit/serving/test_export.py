@@ -20,8 +20,9 @@ from bert_tf.model.modeling import BertModel
 from bert_tf.serving import classification, export, export_runner, task_serving
 from bert_tf.tasks import ClassificationTask, PretrainingTask
 from bert_tf.text import tokenization
+from tests import helpers
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = helpers.FIXTURES
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 SEQ = 16
 

@@ -3,7 +3,7 @@
 The serving modules of classification and tagging run a tiny random model
 both ways at max_seq_length 64, where short sentences are cut to 16
 columns; question answering's are checked against run_squad.py's windows in
-test_question_answering_task.py, for both shapes.
+tests/unit/tasks/test_question_answering.py, for both shapes.
 """
 
 import os
@@ -19,8 +19,9 @@ from bert_tf.serving import served_model
 from bert_tf.serving.classification import ClassificationServingModule
 from bert_tf.serving.tagging import TaggingServingModule
 from bert_tf.text import text_ops, tokenization
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+VOCAB = os.path.join(helpers.FIXTURES,
                      "pretraining_vocab.txt")
 SEQ = 64
 SENTENCES = ["He was in the house of the man.", "the", "",

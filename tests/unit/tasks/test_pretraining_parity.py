@@ -33,8 +33,9 @@ from bert_tf.model.heads import MaskedLMHead
 from bert_tf.model.modeling import BertModel
 from bert_tf.tasks.pretraining import PretrainingTask
 from bert_tf.training.optimization import create_optimizer
+from tests import helpers
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "parity_pretraining.npz")
+FIXTURE = os.path.join(helpers.FIXTURES, "parity_pretraining.npz")
 TOLERANCE = 1e-5
 FEATURES = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions",
             "masked_lm_ids", "masked_lm_weights", "next_sentence_labels")

@@ -22,8 +22,9 @@ from bert_tf.model.modeling import BertModel
 from bert_tf.serving import question_answering
 from bert_tf.tasks import QuestionAnsweringTask
 from bert_tf.text import tokenization
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
+VOCAB = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
 
 
 def _span_model(config):

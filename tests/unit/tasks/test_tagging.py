@@ -12,8 +12,9 @@ from bert_tf.model.heads import ClassifierHead
 from bert_tf.serving import tagging
 from bert_tf.tasks import TaggingTask
 from bert_tf.text import text_ops
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
+VOCAB = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
 LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 
 

@@ -32,8 +32,9 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.text import text_ops, tokenization
+from tests import helpers
 
-FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+FIXTURES = pathlib.Path(helpers.FIXTURES)
 SMALL_VOCAB = FIXTURES / "tokenization_vocab_small.txt"
 MULTILINGUAL = FIXTURES / "tokenization_multilingual.txt"
 

@@ -15,13 +15,14 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
-from tiny_models import tiny_google_checkpoint
 
 from bert_tf import conll, finetune, glue, squad, swag
 from bert_tf.tasks import ClassificationTask
 from bert_tf.training import best_checkpoint
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 MRPC = os.path.join(FIXTURES, "glue", "MRPC")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")

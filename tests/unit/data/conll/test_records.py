@@ -10,8 +10,9 @@ from bert_tf import conll
 from bert_tf.records import finetune_data, input_pipeline
 from bert_tf.records.record_specs import tagging_features
 from bert_tf.text import tokenization
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "pretraining_vocab.txt")
+VOCAB = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
 # Records of 8 tokens, long sentences cut into windows 3 pieces apart.
 SETTINGS = conll.ConllSettings(8, 3)
 

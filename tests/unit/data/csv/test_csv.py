@@ -10,8 +10,9 @@ from bert_tf.labelled_data import labels as label_lists
 from bert_tf.labelled_data import outputs, scoring
 from bert_tf.labelled_data.reading import LabelledDataError, read_table
 from bert_tf.text import tokenization
+from tests import helpers
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = helpers.ROOT
 VOCAB = os.path.join(ROOT, "tests", "fixtures", "pretraining_vocab.txt")
 EXAMPLE = os.path.join(ROOT, "data", "own_data_example")
 

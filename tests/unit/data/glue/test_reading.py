@@ -6,8 +6,9 @@ import pytest
 
 from bert_tf import glue
 from bert_tf.glue import reading
+from tests import helpers
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "glue")
+FIXTURES = os.path.join(helpers.FIXTURES, "glue")
 
 
 def _dir(name):

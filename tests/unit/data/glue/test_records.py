@@ -11,8 +11,9 @@ from bert_tf.glue import InputExample
 from bert_tf.records import finetune_data, input_pipeline, tfrecord
 from bert_tf.records.record_specs import classification_features
 from bert_tf.text import tokenization
+from tests import helpers
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = helpers.FIXTURES
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 SEQ = 12
 

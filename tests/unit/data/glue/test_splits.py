@@ -6,8 +6,9 @@ import pytest
 import tensorflow_datasets as tfds
 
 from bert_tf import glue
+from tests import helpers
 
-GLUE = os.path.join(os.path.dirname(__file__), "fixtures", "glue")
+GLUE = os.path.join(helpers.FIXTURES, "glue")
 
 
 def test_a_split_from_the_tsv_files_is_the_processors_reading():

@@ -9,8 +9,9 @@ import pytest
 
 from bert_tf.squad import postprocess, reading, windows
 from bert_tf.text import tokenization
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
+VOCAB = os.path.join(helpers.FIXTURES, "tokenization_vocab_small.txt")
 # Tokens: [CLS] who ? [SEP] steve(4) smith ' s team won in paris ( 18(13) ##9 ##5(15) ) . [SEP]
 CONTEXT = "Steve Smith's team won in Paris (1895)."
 MAX_SEQ_LENGTH = 24

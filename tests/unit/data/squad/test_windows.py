@@ -14,8 +14,9 @@ from bert_tf.records import finetune_data, input_pipeline
 from bert_tf.records.record_specs import question_answering_features
 from bert_tf.squad import reading, records, windows
 from bert_tf.text import tokenization
+from tests import helpers
 
-VOCAB = os.path.join(os.path.dirname(__file__), "fixtures", "tokenization_vocab_small.txt")
+VOCAB = os.path.join(helpers.FIXTURES, "tokenization_vocab_small.txt")
 # Pieces: the man went to the store and bought a g ##all ##on (12).
 CONTEXT = "The man went to the store and bought a gallon"
 

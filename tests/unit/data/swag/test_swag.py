@@ -8,8 +8,9 @@ import pytest
 
 from bert_tf import swag
 from bert_tf.text import tokenization
+from tests import helpers
 
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = helpers.FIXTURES
 SWAG = os.path.join(FIXTURES, "swag")
 VOCAB = os.path.join(FIXTURES, "pretraining_vocab.txt")
 HEADER = ["", "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
