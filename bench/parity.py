@@ -1,6 +1,6 @@
 """Measures how far bert_tf's outputs are from Hugging Face transformers' on real weights.
 
-tests/test_parity.py only checks that the differences stay within its
+tests/unit/model/test_parity.py only checks that the differences stay within its
 tolerance; this prints them. Both read the same reference: the fixture that
 tools/make_parity_fixture.py wrote with transformers' BertModel (PyTorch,
 float32, eager attention) from the all-MiniLM-L6-v2 weights, on real

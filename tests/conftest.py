@@ -1,6 +1,7 @@
-"""Shared test fixtures: tiny configs and the real-weights folder."""
+"""Shared test fixtures (tiny configs, the real-weights folder) and the slow mark."""
 
 import os
+import pathlib
 
 import numpy as np
 import pytest
@@ -20,6 +21,18 @@ os.environ.setdefault("BERT_TF_CPU_BFLOAT16", "0")
 tf.config.set_logical_device_configuration(
     tf.config.list_physical_devices("CPU")[0],
     [tf.config.LogicalDeviceConfiguration()] * 2)
+
+E2E = pathlib.Path(__file__).parent / "e2e"
+
+
+def pytest_collection_modifyitems(items):
+    """Marks every test under tests/e2e/ slow: `-m "not slow"` is the quick set.
+
+    A unit test that takes over about 10 s carries the mark itself.
+    """
+    for item in items:
+        if E2E in item.path.parents:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Makes tests/fixtures/hidden_states_minilm.npz: every hidden state of HF BertModel.
 
-tests/test_extract_features.py runs extract_features.py on the same input
+tests/e2e/test_extract_features.py runs extract_features.py on the same input
 lines with the same all-MiniLM-L6-v2 weights and compares every layer it
 writes (the embedding output and the 6 transformer layers) with these. The
 parity fixture (make_parity_fixture.py) holds only the last layer and the

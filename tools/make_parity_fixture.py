@@ -1,6 +1,6 @@
 """Makes tests/fixtures/parity_minilm.npz: Hugging Face BertModel outputs on real text.
 
-The parity test (tests/test_parity.py) feeds the same token ids to bert_tf's
+The parity test (tests/unit/model/test_parity.py) feeds the same token ids to bert_tf's
 BertModel loaded with the same weights and compares. This tool needs torch and
 transformers; the test needs neither. Run it in a separate environment:
 

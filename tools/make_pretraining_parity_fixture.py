@@ -1,6 +1,6 @@
 """Makes tests/fixtures/parity_pretraining.npz: one pretraining step of Hugging Face BERT.
 
-The pretraining parity test (tests/test_pretraining_parity.py) loads the same
+The pretraining parity test (tests/unit/tasks/test_pretraining_parity.py) loads the same
 weights into bert_tf's BertModel and PretrainingTask heads, runs the same
 batch, and compares the logits, the losses, every gradient and the first
 update of each optimizer. This tool needs torch and transformers (and

@@ -5,7 +5,7 @@ were exported by TF Model Garden's export_tfhub_lib from a BertEncoder, whose
 weights have other names and shapes than bert_tf's own export. This tool
 exports a random 2-layer, hidden-32 BertEncoder that way, with a 100-token
 vocab, and saves its outputs on a few id sequences beside it
-(reference.npz), so tests/test_tf_hub.py checks that --init_checkpoint reads
+(reference.npz), so tests/unit/checkpoints/test_tf_hub.py checks that --init_checkpoint reads
 such an encoder with the same outputs. The tool needs tf-models-official and
 gin-config, which bert_tf never uses; the test needs neither. Run it with
 tf-keras installed:

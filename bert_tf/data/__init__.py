@@ -9,7 +9,7 @@ gives the same job the same module name: settings.py (what the run's task
 and data share), reading.py (files -> examples), scoring.py (metrics,
 official evaluations), outputs.py (output files), records.py (examples ->
 records, and the FinetuneData subclass, which uses the others), beside the
-modules of a job of the dataset's own (squad/windows.py, glue/processors.py);
+modules of a job of the dataset's own (data/squad/windows.py, data/glue/processors.py);
 each folder's __init__ lists its modules in import order:
 
   glue/    GLUE and XNLI: processors, TSV or TFDS, submission files;

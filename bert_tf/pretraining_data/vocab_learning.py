@@ -17,7 +17,7 @@ lines between documents (documents do not matter here). The steps:
      that every word made of those characters has a spelling, and drops words
      longer than max_word_chars from the counts. Its search is written out
      here as its learn() runs it, with a progress line per threshold tried;
-     the vocab is the same (tests/test_vocab_learning.py).
+     the vocab is the same (tests/unit/pretraining_data/test_vocab_learning.py).
   3. Layout: the special tokens go where bert-base-uncased and the original
      code have them: [PAD] at id 0 (records pad with 0), then up to 99
      [unusedN] slots, [UNK], [CLS], [SEP], [MASK] (ids 100-103 with the

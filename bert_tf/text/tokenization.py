@@ -485,7 +485,7 @@ class BasicTokenizer:
             # looks at neighbours, the final sigma, looks only across
             # case-ignorable characters, and no whitespace character is one;
             # NFD never reorders across a space; and no character lower-cases
-            # or decomposes into whitespace (tests/test_tokenization.py checks
+            # or decomposes into whitespace (tests/unit/text/test_tokenization.py checks
             # these facts for every character).
             text = self._run_strip_accents(text.lower())
         return self._split_words(text)
@@ -512,7 +512,7 @@ class BasicTokenizer:
 
         Splitting off CJK ideographs here rather than before lower casing, as
         the original does, gives the same words: lower casing and NFD neither
-        create nor remove CJK ideographs (tests/test_tokenization.py checks
+        create nor remove CJK ideographs (tests/unit/text/test_tokenization.py checks
         this for every character).
         """
         return char_classes.patterns_for(text)["word"].findall(text)
