@@ -27,7 +27,7 @@ from bert_tf.tasks import MultipleChoiceTask
 FLAGS = flags.FLAGS
 
 flags.DEFINE_string("data_dir", None, "Folder with SWAG's train.csv, val.csv and test.csv.")
-flags.DEFINE_integer("num_choices", 4, "Endings per question (SWAG has 4).", lower_bound=2)
+SWAG_FLAGS = config_flags.define(swag.SwagSettings)
 CONFIG_FLAGS = script_flags.finetuning_flags()
 # Show the shared flags in --help, not only --helpfull.
 flags.adopt_module_key_flags(config_flags)
@@ -41,7 +41,7 @@ def main(_):
         raise app.UsageError("Give --data_dir (SWAG's .csv files).")
     files, runtime = finetune.start(config)
     # One object for the task and the data.
-    settings = swag.SwagSettings(config.model.max_seq_length, FLAGS.num_choices)
+    settings = SWAG_FLAGS.config(max_seq_length=config.model.max_seq_length)
     task = MultipleChoiceTask(settings)
     data = swag.SwagData(settings, files.tokenizer(), FLAGS.data_dir)
     finetune.run(config, task, data, files, runtime)
