@@ -40,9 +40,7 @@ flags.DEFINE_string("predict_file", None, "The file --do_predict tags; default: 
                     "be absent.")
 flags.DEFINE_list("labels", None, "The tags, in id order; default: those of train.txt "
                   "when training, else output_dir/label_list.txt.")
-flags.DEFINE_integer("window_stride", None, "Word pieces between the starts of the windows "
-                     "of a sentence longer than max_seq_length - 2 pieces; default: half "
-                     "of that, so that windows overlap by half.")
+CONLL_FLAGS = config_flags.define(conll.ConllSettings)
 CONFIG_FLAGS = script_flags.finetuning_flags()
 # Show the shared flags in --help, not only --helpfull.
 flags.adopt_module_key_flags(config_flags)
@@ -55,7 +53,7 @@ def main(_):
     if (config.run.do_train or config.run.do_eval) and not FLAGS.data_dir:
         raise app.UsageError("--do_train and --do_eval need --data_dir.")
     # One object for the task and the data; it refuses a stride that does not fit.
-    settings = conll.ConllSettings(config.model.max_seq_length, FLAGS.window_stride)
+    settings = CONLL_FLAGS.config(max_seq_length=config.model.max_seq_length)
     files, runtime = finetune.start(config)
     data = conll.ConllData(settings, files.tokenizer(), FLAGS.data_dir, FLAGS.predict_file,
                            FLAGS.labels, config.run.output_dir)

@@ -15,9 +15,10 @@ The modules, each importing only those above it:
   reading.py: files -> Sentence (ConllDataError), label_list;
   scoring.py: entity_spans and entity_scores, conlleval's rules;
   outputs.py: write_conll, through bert_tf.io_utils.atomic_write;
+  settings.py: ConllSettings (the window stride), checked when built;
   records.py: sentences -> word pieces -> windows -> tagging records;
-    ConllSettings, ConllData and ConllReferences: scores and the predicted
-    file, each word's tag from its window (word_predictions).
+    ConllData and ConllReferences: scores and the predicted file, each
+    word's tag from its window (word_predictions).
 """
 
 from bert_tf.data.conll.outputs import write_conll
@@ -26,16 +27,15 @@ from bert_tf.data.conll.records import (
     LABEL_FILE,
     ConllData,
     ConllReferences,
-    ConllSettings,
     convert_sentence,
     convert_sentences,
-    default_window_stride,
     tag_ids,
     windows,
     word_pieces,
     word_predictions,
 )
 from bert_tf.data.conll.scoring import entity_scores, entity_spans
+from bert_tf.data.conll.settings import ConllSettings, default_window_stride
 
 __all__ = [
     "LABEL_FILE",
