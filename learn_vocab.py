@@ -19,11 +19,10 @@ Example:
 from absl import app, flags, logging
 
 from bert_tf import cli
-from bert_tf.cli import vocab_flags
+from bert_tf.cli import config_flags
 from bert_tf.pretraining_data import vocab_learning
 
 FLAGS = flags.FLAGS
-DEFAULTS = vocab_learning.VocabLearningConfig
 
 flags.DEFINE_string(
     "input_file", None,
@@ -32,47 +31,15 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "output_file", None,
     "The vocab.txt to write, one token a line; it appears only when complete.")
-flags.DEFINE_integer(
-    "vocab_size", DEFAULTS.vocab_size,
-    "Target size of the vocab, special tokens and unused slots included (bert-base-uncased's "
-    "is 30522). The result is at most this and, when the text holds enough frequent pieces, "
-    "within 5% below; the summary says why when it is smaller.", lower_bound=1)
-vocab_flags.define_do_lower_case_flag(
-    "Lower-case the text and strip accents: True for an uncased model, False for a cased "
-    "one. Pass the same value to create_pretraining_data.py and the fine-tuning scripts.")
-vocab_flags.define_errors_flag(DEFAULTS.errors)
-flags.adopt_module_key_flags(vocab_flags)
-flags.DEFINE_integer(
-    "num_unused", DEFAULTS.num_unused,
-    "[unusedN] slots to reserve for tokens added later without resizing the model; the "
-    "first 99 go before [UNK], the rest after [MASK], as in bert-base-uncased (which has "
-    "994).", lower_bound=0)
-flags.DEFINE_integer(
-    "min_count", DEFAULTS.min_count,
-    "A word piece seen fewer times than this is never chosen (characters always are); "
-    "lower it for a small text.", lower_bound=1)
-flags.DEFINE_integer(
-    "max_lines", None,
-    "Read at most this many non-blank lines: a sample that bounds time and memory. "
-    "Default: all of them.", lower_bound=1)
-flags.DEFINE_integer(
-    "max_unique_chars", DEFAULTS.max_unique_chars,
-    "Keep at most this many characters, the most frequent; words with another character "
-    "are left out of the learning and become [UNK].", lower_bound=1)
+CONFIG_FLAGS = config_flags.define(vocab_learning.VocabLearningConfig)
+flags.adopt_module_key_flags(config_flags)
 
 
 def main(argv):
     """Turns the flags into a config, learns and writes the vocab, and logs a summary."""
     if len(argv) > 1:
         raise app.UsageError(f"Unexpected arguments: {' '.join(argv[1:])}")
-    config = vocab_learning.VocabLearningConfig(
-        vocab_size=FLAGS.vocab_size,
-        do_lower_case=FLAGS.do_lower_case,
-        num_unused=FLAGS.num_unused,
-        min_count=FLAGS.min_count,
-        max_lines=FLAGS.max_lines,
-        max_unique_chars=FLAGS.max_unique_chars,
-        errors=FLAGS.errors)
+    config = CONFIG_FLAGS.config()
     summary = vocab_learning.learn_vocab_file(FLAGS.input_file, FLAGS.output_file, config)
     logging.info("wrote %s", FLAGS.output_file)
     for line in summary.describe().splitlines():

@@ -8,6 +8,8 @@ random_seed cannot share a stream by mistake.
 
 import dataclasses
 
+from bert_tf.settings import required_setting, setting
+
 # Keys that separate the random streams derived from random_seed: pairs and
 # masks (workers.py), the shuffle of each window's records (builder.py) and
 # the interleaving of the windows in the output files (output.py).
@@ -23,6 +25,9 @@ class PretrainingDataError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig:
     """Settings of the data generation, with the original's defaults.
+
+    Each setting is create_pretraining_data.py's flag of the same name, with
+    its default and help (config_flags generates the flags).
 
     Attributes:
       vocab_file: the WordPiece vocab, one token per line.
@@ -44,18 +49,36 @@ class PretrainingDataConfig:
         as the original did).
     """
 
-    vocab_file: str
-    do_lower_case: bool = True
-    max_seq_length: int = 128
-    max_predictions_per_seq: int = 20
-    random_seed: int = 12345
-    dupe_factor: int = 10
-    masked_lm_prob: float = 0.15
-    short_seq_prob: float = 0.1
-    do_whole_word_mask: bool = False
-    wwm_decision_per_piece: bool = False
-    window_mb: float = 4.0
-    errors: str = "strict"
+    vocab_file: str = required_setting("The WordPiece vocab the BERT model was trained with.")
+    do_lower_case: bool = setting(
+        True, "Lower-case the text and strip accents: True for uncased models, False for cased "
+        "ones.")
+    max_seq_length: int = setting(
+        128, "Tokens per record, [CLS] and [SEP]s included; at least 5.")
+    max_predictions_per_seq: int = setting(20, "Most masked positions a record holds.")
+    random_seed: int = setting(
+        12345, "Seed of every random choice; the same seed gives the same files.")
+    dupe_factor: int = setting(
+        10, "Passes over the input, each with different pairs and masks.")
+    masked_lm_prob: float = setting(0.15, "Share of the tokens to mask.")
+    short_seq_prob: float = setting(
+        0.1, "Probability that a document's pairs target a random length shorter than "
+        "max_seq_length, to resemble short fine-tuning inputs.")
+    do_whole_word_mask: bool = setting(
+        False, "Mask whole words (a piece and the ## pieces after it) rather than single word "
+        "pieces.")
+    wwm_decision_per_piece: bool = setting(
+        False, "With --do_whole_word_mask, choose [MASK]/random/keep for each piece as the "
+        "original did, instead of once for the whole word.")
+    window_mb: float = setting(
+        4.0, "Megabytes of text processed at a time. Memory grows with it, not with the "
+        "corpus; random-next spans come from other documents of the same window. Records are "
+        "shuffled across the whole input whatever its value, but changing it changes the "
+        "output.")
+    errors: str = setting(
+        "strict", "What to do with bytes that are not UTF-8: strict stops with the file and "
+        "line, replace reads U+FFFD, ignore drops them (as the original did).",
+        choices=("strict", "replace", "ignore"))
 
     def validate(self):
         """Checks that the settings can work together.

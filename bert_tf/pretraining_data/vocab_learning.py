@@ -41,6 +41,7 @@ from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_li
 from bert_tf import io_utils
 from bert_tf.pretraining_data import expand_input_patterns
 from bert_tf.pretraining_data.corpus import read_documents
+from bert_tf.settings import setting
 from bert_tf.text import tokenization
 
 PAD_TOKEN = "[PAD]"
@@ -71,6 +72,9 @@ class VocabLearningError(ValueError):
 class VocabLearningConfig:
     """Settings of a vocabulary learning run.
 
+    Each setting is learn_vocab.py's flag of the same name, with its default
+    and help (config_flags generates the flags).
+
     Attributes:
       vocab_size: the target size of the vocab, special tokens and unused
         slots included (bert-base-uncased: 30522). The result is at most this
@@ -90,14 +94,34 @@ class VocabLearningConfig:
         "ignore", as the data builder's --errors.
     """
 
-    vocab_size: int = 30522
-    do_lower_case: bool = True
-    num_unused: int = UNUSED_BEFORE_SPECIAL
-    min_count: int = 10
-    max_lines: int | None = None
-    max_unique_chars: int = 1000
+    vocab_size: int = setting(
+        30522, "Target size of the vocab, special tokens and unused slots included "
+        "(bert-base-uncased's is 30522). The result is at most this and, when the text holds "
+        "enough frequent pieces, within 5% below; the summary says why when it is smaller.",
+        lower_bound=1)
+    do_lower_case: bool = setting(
+        True, "Lower-case the text and strip accents: True for an uncased model, False for a "
+        "cased one. Pass the same value to create_pretraining_data.py and the fine-tuning "
+        "scripts.")
+    num_unused: int = setting(
+        UNUSED_BEFORE_SPECIAL, "[unusedN] slots to reserve for tokens added later without "
+        "resizing the model; the first 99 go before [UNK], the rest after [MASK], as in "
+        "bert-base-uncased (which has 994).", lower_bound=0)
+    min_count: int = setting(
+        10, "A word piece seen fewer times than this is never chosen (characters always are); "
+        "lower it for a small text.", lower_bound=1)
+    max_lines: int | None = setting(
+        None, "Read at most this many non-blank lines: a sample that bounds time and memory. "
+        "Default: all of them.", lower_bound=1)
+    max_unique_chars: int = setting(
+        1000, "Keep at most this many characters, the most frequent; words with another "
+        "character are left out of the learning and become [UNK].", lower_bound=1)
+    # No flag: the learner's own bound.
     max_word_chars: int = 50
-    errors: str = "strict"
+    errors: str = setting(
+        "strict", "What to do with bytes that are not UTF-8: strict stops with the file and "
+        "line, replace reads U+FFFD, ignore drops them (as the original did).",
+        choices=("strict", "replace", "ignore"))
 
     def validate(self):
         """Checks that the settings are in range.

@@ -548,6 +548,6 @@ def test_the_builder_does_not_import_tensorflow():
     root = helpers.ROOT
     code = "import sys, bert_tf.pretraining_data; assert 'tensorflow' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
-    # Nor does the script, whose flags are defined with the other scripts' (vocab_flags).
+    # Nor does the script, whose flags are generated from the config (config_flags).
     code = "import sys, create_pretraining_data; assert 'tensorflow' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], cwd=root, check=True)
