@@ -23,7 +23,7 @@ from absl import app, flags
 
 from bert_tf import cli, configs, feature_extraction
 from bert_tf.cli import config_flags
-from bert_tf.training import run_setup
+from bert_tf.runtime import run_setup
 
 flags.DEFINE_string("input_file", None,
                     "Text to encode, one example a line: 'text' or 'text_a ||| text_b'.")

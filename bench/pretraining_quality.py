@@ -58,10 +58,10 @@ from bench import arguments, machine, minilm, pretraining_corpus
 from bert_tf import configs
 from bert_tf.model.config import BertConfig
 from bert_tf.records import input_pipeline, record_specs
-from bert_tf.runtime import precision
+from bert_tf.runtime import precision, run_setup
 from bert_tf.tasks import PretrainingTask
 from bert_tf.text import tokenization
-from bert_tf.training import run_setup, training_loop
+from bert_tf.training import training_loop
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

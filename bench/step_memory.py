@@ -77,9 +77,8 @@ def main(args):
     from bert_tf.checkpoints import model_files
     from bert_tf.data import conll
     from bert_tf.model.modeling import BertModel
-    from bert_tf.runtime import precision
+    from bert_tf.runtime import precision, run_setup
     from bert_tf.tasks import TaggingTask
-    from bert_tf.training import run_setup
 
     lengths = [int(length) for length in args.lengths]
     files = model_files.find(minilm.model_dir(), max_seq_length=max(lengths))

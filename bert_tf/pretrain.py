@@ -34,8 +34,9 @@ from bert_tf import runner
 from bert_tf.checkpoints import checkpoints
 from bert_tf.data.fingerprints import fingerprints
 from bert_tf.records import input_pipeline
+from bert_tf.runtime import run_setup
 from bert_tf.tasks import PretrainingTask
-from bert_tf.training import run_checks, run_dir, run_setup, training_loop
+from bert_tf.training import run_checks, run_dir, training_loop
 
 
 class PretrainingError(ValueError):

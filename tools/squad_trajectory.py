@@ -71,8 +71,8 @@ def bert_tf_side(args):
     from bert_tf import configs, finetune
     from bert_tf.checkpoints import checkpoints, model_files
     from bert_tf.data import squad
+    from bert_tf.runtime import run_setup
     from bert_tf.tasks import QuestionAnsweringTask
-    from bert_tf.training import run_setup
     from bert_tf.training.training_loop import Trainer
     from tools.squad_swap import squad_windows
 

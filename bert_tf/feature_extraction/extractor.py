@@ -28,8 +28,7 @@ from bert_tf.feature_extraction.examples import (
 )
 from bert_tf.feature_extraction.writers import OUTPUT_FORMATS, open_writer
 from bert_tf.model.modeling import BertModel
-from bert_tf.runtime import precision, tpu_rules
-from bert_tf.training import run_setup
+from bert_tf.runtime import precision, run_setup, tpu_rules
 
 POOLINGS = ("none", "cls", "mean")
 WORD_POOLINGS = ("first", "mean")

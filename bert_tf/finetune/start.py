@@ -16,8 +16,8 @@ from bert_tf import io_utils
 from bert_tf.checkpoints import checkpoints, model_files
 from bert_tf.data.fingerprints import file_fingerprint
 from bert_tf.finetune.checks import FinetuneError, check_config
-from bert_tf.runtime import tpu_rules
-from bert_tf.training import run_checks, run_dir, run_setup, training_loop
+from bert_tf.runtime import run_setup, tpu_rules
+from bert_tf.training import run_checks, run_dir, training_loop
 
 
 def setup(config):

@@ -1,5 +1,8 @@
 """The runtime a model runs on, chosen once: strategy, precision, XLA, and their environment.
 
+run_setup.py makes a run's Runtime from its configs.RuntimeSettings, once,
+before any model is built (prepare: the seed, the strategy, the precision
+policy, the XLA choice) and checks the batch sizes against the replicas;
 distribution.py resolves the strategy (TPU, else GPUs, else CPU);
 precision.py the dtype policy of training and of predictions; xla.py
 whether the steps are XLA-compiled; cpu.py what the CPU's kind decides for

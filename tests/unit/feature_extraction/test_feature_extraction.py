@@ -17,8 +17,8 @@ import tensorflow as tf
 from bert_tf import feature_extraction
 from bert_tf.checkpoints import checkpoints
 from bert_tf.feature_extraction import ExtractionError, InputExample, extractor
+from bert_tf.runtime import run_setup
 from bert_tf.text import tokenization
-from bert_tf.training import run_setup
 from tests import helpers
 from tests.helpers.tiny_models import HIDDEN, hidden_states, tiny_google_checkpoint
 

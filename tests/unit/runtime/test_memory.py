@@ -109,7 +109,7 @@ def test_prepare_picks_the_allocator_from_the_xla_choice(mixed_precision, jit_co
     env = {k: v for k, v in os.environ.items() if k != memory.SYSTEM_ALLOCATOR_ENV}
     if preset is not None:
         env[memory.SYSTEM_ALLOCATOR_ENV] = preset
-    check = ("import os; from bert_tf import configs; from bert_tf.training import run_setup; "
+    check = ("import os; from bert_tf import configs; from bert_tf.runtime import run_setup; "
              f"run_setup.prepare(configs.RuntimeSettings(mixed_precision={mixed_precision!r}, "
              f"jit_compile={jit_compile!r})); "
              f"print(os.environ.get({memory.SYSTEM_ALLOCATOR_ENV!r}))")

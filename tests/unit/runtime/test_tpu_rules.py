@@ -23,9 +23,9 @@ import tensorflow as tf
 
 from bert_tf import configs
 from bert_tf.model.config import BertConfig
-from bert_tf.runtime import tpu_rules
+from bert_tf.runtime import run_setup, tpu_rules
 from bert_tf.tasks import ClassificationTask
-from bert_tf.training import run_setup, training_loop
+from bert_tf.training import training_loop
 from tests import helpers
 from tests.helpers.tiny_models import tiny_google_checkpoint
 

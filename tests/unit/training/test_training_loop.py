@@ -13,9 +13,9 @@ from bert_tf import configs, finetune
 from bert_tf.checkpoints import checkpoints
 from bert_tf.model.config import BertConfig
 from bert_tf.records import input_pipeline
-from bert_tf.runtime import cpu, precision, tpu_rules, xla
+from bert_tf.runtime import cpu, precision, run_setup, tpu_rules, xla
 from bert_tf.tasks import ClassificationTask, PretrainingTask, Task
-from bert_tf.training import progress, run_dir, run_setup, training_loop
+from bert_tf.training import progress, run_dir, training_loop
 
 SEQ, PREDICTIONS = 16, 4
 
