@@ -1,8 +1,9 @@
 """Swaps between bert_tf and the Hugging Face SQuAD peer, one part at a time.
 
-The post-processing: bert_tf's post-processing (the original's: max-context windows, n-best search,
-get_final_text) and the Hugging Face peer's (bench/peers/hf_squad_finetune.py: every
-window, answer text from the fast tokenizer's offsets) are fed the logits of the
+The post-processing: bert_tf's post-processing (max-context windows, the best valid span
+of bert_tf/data/squad/answer_rule.py, the original's get_final_text) and the Hugging Face
+peer's (bench/peers/hf_squad_finetune.py: every window, answer text from the fast
+tokenizer's offsets) are fed the logits of the
 same trained model, so that a difference in score is the post-processing's
 alone. The windows differ too (the original's doc_stride against HF's overlap);
 each pipeline reads its own. The training windows: bert_tf's windows and

@@ -2,9 +2,10 @@
 
 SquadData reads the train and predict files, cuts their questions into
 windows (windows.py) and gives their records; from the predicted windows'
-logits it picks each question's answer as the original did (outputs.py),
-scores the answers with the official metrics (scoring.py) and writes the
-original's predictions.json, nbest_predictions.json and null_odds.json.
+logits it picks each question's answer by the rule the export follows too
+(answer_rule.py, through outputs.py), scores the answers with the official
+metrics (scoring.py) and writes the original's predictions.json,
+nbest_predictions.json and null_odds.json.
 SquadReferences is what it keeps of a split to score or write its
 predictions.
 
@@ -229,7 +230,7 @@ class SquadData(protocol.FinetuneData):
         return SquadReferences(self.examples[split], self.windows[split], self.files[split])
 
     def _answers(self, predictions, references, output_dir=None, verbose_logging=False):
-        """Each question's answer from its windows' logits, as the original chose it.
+        """Each question's answer from its windows' logits (answer_rule.py's rule).
 
         Args:
           predictions: finetune.predict's dict of QuestionAnsweringTask's
