@@ -118,6 +118,7 @@ def checkpoint(tmp_path_factory):
     return tiny_google_checkpoint(str(tmp_path_factory.mktemp("google")), VOCAB)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_each_family_fine_tunes_from_python_with_no_flag_defined(family, checkpoint, tmp_path):
     data = {"classification": lambda: os.path.join(FIXTURES, "glue", "MRPC"),

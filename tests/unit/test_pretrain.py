@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from absl import flags
 
 from bert_tf import configs
@@ -66,6 +67,7 @@ print(json.dumps({{
 """
 
 
+@pytest.mark.slow
 def test_pretraining_runs_and_resumes_from_python_with_no_flag_defined(tmp_path):
     vocab = os.path.join(FIXTURES, "pretraining_vocab.txt")
     with open(vocab, encoding="utf-8") as f:

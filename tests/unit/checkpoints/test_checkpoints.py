@@ -143,6 +143,7 @@ def test_partly_stored_head_is_an_error(tmp_path, tiny_config):
                                                       encoder.get_embedding_table())})
 
 
+@pytest.mark.slow
 def test_converter_script_refuses_a_partial_head_in_one_line(tmp_path, tiny_config):
     values = _google_values(tmp_path, tiny_config)
     values["cls/predictions/output_bias"] = np.zeros([99], np.float32)
@@ -256,6 +257,7 @@ def test_nothing_to_read(tmp_path, tiny_config):
         checkpoints.load_weights(str(tmp_path / "bert_model.ckpt"), BertModel(tiny_config))
 
 
+@pytest.mark.slow
 def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inputs):
     encoder, heads = _pretraining_model(tiny_config)
     checkpoints.save_google_checkpoint(str(tmp_path / "google" / "bert_model.ckpt"),

@@ -38,6 +38,7 @@ def _keras_hub_outputs(backbone, inputs):
                      "segment_ids": inputs["segment_ids"]})
 
 
+@pytest.mark.slow
 def test_a_bert_tf_preset_loads_in_keras_hub_with_the_same_outputs_and_ids(tmp_path):
     _, model = tiny_google_checkpoint(str(tmp_path / "google"))
     preset = tmp_path / "preset"
@@ -97,6 +98,7 @@ def test_a_keras_hub_preset_reads_into_bert_tf_with_the_same_outputs(keras_hub_p
         np.testing.assert_allclose(got[key], expected[key], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_keras_hub_preset_starts_a_fine_tuning_run(keras_hub_preset, tmp_path):
     folder, backbone = keras_hub_preset
     data_dir = tmp_path / "MRPC"

@@ -54,6 +54,7 @@ def _reference(model, seq_length=64):
     return tokenizer, inputs, outputs
 
 
+@pytest.mark.slow
 def test_the_export_has_tf_hubs_layout_vocab_and_casing(exported):
     folder, _ = exported
     assert sorted(os.listdir(folder)) == ["encoder", "preprocessor"]
@@ -69,6 +70,7 @@ def test_the_export_has_tf_hubs_layout_vocab_and_casing(exported):
         "pooled_output", "sequence_output", "default"}
 
 
+@pytest.mark.slow
 def test_hub_keras_layer_matches_bert_tf_then_trains_and_predicts(exported, tmp_path):
     folder, model = exported
     tokenizer, inputs, outputs = _reference(model)
@@ -106,6 +108,7 @@ def test_hub_keras_layer_matches_bert_tf_then_trains_and_predicts(exported, tmp_
     assert found["predictions_shape"] == [len(TEXTS), 2]
 
 
+@pytest.mark.slow
 def test_init_checkpoint_takes_the_encoder_folder(exported, tmp_path):
     folder, model = exported
     encoder = str(folder / "encoder")
@@ -138,6 +141,7 @@ def test_init_checkpoint_takes_the_encoder_folder(exported, tmp_path):
         np.testing.assert_allclose(got[key], expected[key], atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_saved_model_that_is_no_encoder_is_refused_naming_it(exported, tiny_config):
     folder, _ = exported
     preprocessor = str(folder / "preprocessor")

@@ -58,6 +58,7 @@ def test_verbose_adds_the_traceback_and_a_bug_keeps_it():
     assert _run("ok").stdout == "fine\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_help_exits_0(script):
     result = _run("--help", script=script)

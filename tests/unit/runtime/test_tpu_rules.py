@@ -147,6 +147,7 @@ OUTPUTS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(OUTPUTS))
 def test_training_scripts_run_under_the_tpu_rules(runs, script):
     tmp, results = runs
@@ -157,6 +158,7 @@ def test_training_scripts_run_under_the_tpu_rules(runs, script):
         assert (tmp / path).exists(), path
 
 
+@pytest.mark.slow
 def test_batches_of_varying_shape_are_refused_in_one_line(runs):
     tmp, results = runs
     returncode, stderr = results["run_classifier.py --dynamic_padding"]
@@ -167,6 +169,7 @@ def test_batches_of_varying_shape_are_refused_in_one_line(runs):
     assert not (tmp / "dynamic").exists()
 
 
+@pytest.mark.slow
 def test_feature_extraction_runs_under_the_tpu_rules(runs):
     tmp, results = runs
     returncode, stderr = results["extract_features.py"]

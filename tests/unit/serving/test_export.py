@@ -116,6 +116,7 @@ def test_signatures_give_the_python_paths_probabilities(exported):
                                expected_single, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_single_sentence_regression_export(tmp_path):
     encoder, head = _model(num_labels=1, seed=2)
     export_dir = str(tmp_path / "stsb")
@@ -154,6 +155,7 @@ def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monke
     assert open(os.path.join(export_dir, "saved_model.pb")).read() == "earlier"
 
 
+@pytest.mark.slow
 def test_a_bfloat16_export_takes_and_gives_the_same_types_and_close_values(tmp_path):
     encoder, head = _model(num_labels=3, seed=4)
     task = ClassificationTask(3)

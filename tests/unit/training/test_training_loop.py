@@ -182,6 +182,7 @@ def test_two_replicas_follow_the_one_device_loss_trajectory(config, tmp_path,
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
 
 
+@pytest.mark.slow
 def test_two_replicas_train_on_batches_of_different_lengths(config, tmp_path,
                                                             two_cpu_strategy):
     """Trimmed batches (run_classifier's --dynamic_padding) under MirroredStrategy and XLA.
@@ -336,6 +337,7 @@ def test_precision_policy_choice():
     assert tf.keras.mixed_precision.global_policy().name == "float32"
 
 
+@pytest.mark.slow
 def test_a_resumed_run_reaches_the_uninterrupted_runs_weights(config, tmp_path):
     """Input position (shuffle buffer included) and dropout state are checkpointed."""
     config = dataclasses.replace(config, hidden_dropout_prob=0.1,
@@ -427,6 +429,7 @@ def test_every_batch_size_must_split_over_the_replicas():
         run_setup.validate_batch_sizes(one, 32, gradient_accumulation_steps=3)
 
 
+@pytest.mark.slow
 def test_two_replicas_evaluate_and_predict_with_xla_as_one_device(config, tmp_path,
                                                                  two_cpu_strategy):
     """Eval and predict steps compiled per replica under MirroredStrategy over 2 CPUs."""
