@@ -173,7 +173,7 @@ class FinetuneJob(runner.Job):
     """One fine-tuning run, phase by phase (runner.run drives it); see run().
 
     Attributes:
-      config, task, data, files, runtime: run()'s.
+      config, task, data, files, runtime, num_chunks, after_chunk: run()'s.
       trainer: The Trainer, once prepared.
       num_train_steps, num_warmup_steps: train_steps()' (0, 0 without training).
       keeper: The best_checkpoint.BestKeeper with eval_every_steps, else None.
