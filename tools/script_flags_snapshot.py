@@ -65,11 +65,11 @@ def script_flags(root="."):
     Returns:
       The scripts' flags, each script loaded in a process of its own.
     """
-    # Forked after this process has imported what the scripts share, so that
-    # TensorFlow loads once, not once per script.
-    import bert_tf.cli  # noqa: F401
-
-    context = multiprocessing.get_context("fork")
+    # Each script in a process forked from a fresh server that has imported
+    # what the scripts share: TensorFlow loads once, and no script finds the
+    # flags of another (or of the caller's imports) already defined.
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["bert_tf.cli.config_flags", "bert_tf.configs"])
     with context.Pool(1, maxtasksperchild=1) as pool:
         found = pool.map(_own_flags, [os.path.join(root, script) for script in SCRIPTS],
                          chunksize=1)
