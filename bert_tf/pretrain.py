@@ -1,41 +1,41 @@
 """Pretraining with masked LM and next-sentence prediction, as run_pretraining.py does it.
 
 run() takes a configs.PretrainingConfig through the whole job it asks for:
-it checks the records against the settings before any model is built, trains
-on input_file (resuming from the newest checkpoint in output_dir by itself),
-evaluates on eval_input_file and writes eval_results.txt; it returns a
-PretrainingResult. It is a PretrainingJob through runner.run, the phases
-every training job goes through. run_pretraining.py is its flags
-(script_flags.pretraining_flags()), their config() and run(); the notebook
-and Python callers build the PretrainingConfig directly. The steps it is made of, in
-order:
+it checks the settings, the model's files and every record before any model
+is built, trains on input_file (resuming from the newest checkpoint in
+output_dir by itself), evaluates on eval_input_file and writes
+eval_results.txt; it returns a PretrainingResult. It is a PretrainingJob
+through runner.run, the phases every training job goes through, with
+PretrainingTask (tasks/pretraining.py) as its task and
+data.pretraining.PretrainingData as its data, as a fine-tuning job has its
+family's. run_pretraining.py is its flags (script_flags.pretraining_flags()),
+their config() and run(); the notebook and Python callers build the
+PretrainingConfig directly. The checks, in order:
   check_actions()   refuses a run with nothing to do, no model config, or
                     settings that do not fit (check_lengths(),
                     check_masking(), which the script's flag validators
                     run too);
-  setup()           seed, strategy, precision and XLA (the run's
-                    run_setup.Runtime), before any model is built;
-  check_records()   the records against max_seq_length and
-                    max_predictions_per_seq;
-  dataset_fn()      the input pipeline for Trainer.train / evaluate.
+  check_vocab()     the vocab (--vocab_file, or the one beside the model's
+                    config) against the model's vocab_size, before the
+                    records' ids are checked against it (PretrainingData).
 
-Errors in the user's input raise PretrainingError (a ValueError), or the
-ConfigError and CheckpointError of the model's files, with a message that
-names the flag or file.
+Errors in the user's input raise PretrainingError (a ValueError), the
+data's PretrainingRecordsError, or the ConfigError and CheckpointError of
+the model's files, with a message that names the flag or file.
 """
 
 import dataclasses
-import functools
 import os
 
 from absl import logging
 
 from bert_tf import runner
 from bert_tf.checkpoints import checkpoints
-from bert_tf.data.fingerprints import fingerprints
-from bert_tf.records import input_pipeline
+from bert_tf.data.pretraining import PretrainingData, masking_config
+from bert_tf.pretraining_data import PretrainingDataConfig
 from bert_tf.runtime import run_setup
 from bert_tf.tasks import PretrainingTask
+from bert_tf.text import tokenization
 from bert_tf.training import run_checks, run_dir, training_loop
 
 
@@ -104,8 +104,11 @@ def check_lengths(max_seq_length, max_predictions_per_seq):
 def check_masking(dynamic_masking, vocab_file, masked_lm_prob):
     """Checks at start-up, not at the first training step, that masking can be set up.
 
+    Without dynamic_masking the records' own masks are used, so a
+    masked_lm_prob other than the default would be ignored: it is refused.
+
     Args:
-      dynamic_masking: Whether the run masks anew (else nothing to check).
+      dynamic_masking: Whether the run masks anew.
       vocab_file: The data's vocab.txt.
       masked_lm_prob: The share of the tokens to mask.
 
@@ -113,6 +116,11 @@ def check_masking(dynamic_masking, vocab_file, masked_lm_prob):
       PretrainingError: naming the flag that does not fit.
     """
     if not dynamic_masking:
+        if masked_lm_prob != PretrainingDataConfig.masked_lm_prob:
+            raise PretrainingError(
+                f"--masked_lm_prob={masked_lm_prob:g} applies only with --dynamic_masking: "
+                "the records hold the masks that create_pretraining_data.py drew; add "
+                "--dynamic_masking, or drop --masked_lm_prob")
         return
     if not vocab_file:
         raise PretrainingError("--dynamic_masking needs --vocab_file")
@@ -122,25 +130,57 @@ def check_masking(dynamic_masking, vocab_file, masked_lm_prob):
         raise PretrainingError(f"--dynamic_masking: {e}") from None
 
 
-@functools.cache
-def masking_config(vocab_file, masked_lm_prob):
-    """The DynamicMaskingConfig of a vocab, read once for the checks and every input pipeline.
+def find_vocab(config):
+    """The vocab a pretraining run's model goes with, where one is known.
 
     Args:
-      vocab_file: The data's vocab.txt.
-      masked_lm_prob: The share of the tokens to mask.
+      config: A PretrainingConfig.
 
     Returns:
-      A dynamic_masking.DynamicMaskingConfig.
+      --vocab_file, else a vocab.txt beside --bert_config_file or
+      --init_checkpoint (learn_vocab.py's and Google's folders keep it
+      there), else None.
+    """
+    if config.masking.vocab_file:
+        return config.masking.vocab_file
+    bert_config_file = config.model.bert_config_file
+    if bert_config_file:
+        beside = os.path.join(os.path.dirname(bert_config_file), "vocab.txt")
+        if os.path.isfile(beside):
+            return beside
+    if config.model.init_checkpoint:
+        try:
+            return checkpoints.find_vocab(config.model.init_checkpoint)
+        except ValueError:
+            return None
+    return None
+
+
+def check_vocab(config, bert_config):
+    """Checks the run's vocab against the model's vocab_size, before the first step.
+
+    A vocab of another size than the model's embedding table would be
+    refused only when the pretrained model is fine-tuned; with
+    dynamic_masking, its ids would fail (or, on a GPU, read zeros) inside the
+    first step.
+
+    Args:
+      config: A PretrainingConfig.
+      bert_config: The model's BertConfig.
 
     Raises:
-      ValueError: for a vocab or share that masking cannot use.
+      PretrainingError: naming the vocab, both sizes and what to change.
     """
-    # Imported here: tensorflow_text (about 116 MB resident) loads only for
-    # dynamic masking, not with every script that defines the flags.
-    from bert_tf.records.dynamic_masking import DynamicMaskingConfig
-
-    return DynamicMaskingConfig.from_vocab_file(vocab_file, masked_lm_prob)
+    vocab_file = find_vocab(config)
+    if vocab_file is None:
+        return
+    num_tokens = len(tokenization.load_vocab(vocab_file))
+    try:
+        bert_config.check_vocab_size(num_tokens, vocab_file)
+    except ValueError as e:
+        raise PretrainingError(
+            f"{e}; set vocab_size to {num_tokens} in the model's bert_config.json, or give "
+            "the vocab the model was made with") from None
 
 
 def setup(config):
@@ -155,78 +195,13 @@ def setup(config):
     return run_setup.prepare(config.runtime)
 
 
-def check_records(flag_name, patterns, config):
-    """Checks that the files hold records the config fits.
-
-    A missing, truncated or corrupt file, or a max_seq_length or
-    max_predictions_per_seq other than the data's, would otherwise fail only
-    after the model is built, in the middle of training.
-
-    Args:
-      flag_name: The flag that named the files, for the message.
-      patterns: Its value: comma-separated file patterns.
-      config: A PretrainingConfig.
-
-    Raises:
-      PretrainingError: naming the flag, the file and what does not fit.
-    """
-    try:
-        input_pipeline.check_pretraining_records(
-            patterns, config.model.max_seq_length, config.data.max_predictions_per_seq)
-    except ValueError as e:
-        raise PretrainingError(f"--{flag_name}: {e}") from None
-
-
-def dataset_fn(config, patterns, batch_size, is_training):
-    """The input pipeline of some records, for distribute_datasets_from_function.
-
-    Args:
-      config: A PretrainingConfig.
-      patterns: Comma-separated file patterns.
-      batch_size: The global batch (a micro-batch when accumulating).
-      is_training: Repeat and shuffle, and mask anew with dynamic_masking.
-
-    Returns:
-      A function (tf.distribute.InputContext) -> tf.data.Dataset.
-    """
-    masking = None
-    if config.masking.dynamic_masking and is_training:
-        masking = masking_config(config.masking.vocab_file, config.masking.masked_lm_prob)
-
-    def fn(input_context):
-        # Looked up at each call, so that a test can replace the reader.
-        return input_pipeline.pretraining_dataset(
-            patterns, input_context.get_per_replica_batch_size(batch_size),
-            config.model.max_seq_length, config.data.max_predictions_per_seq, is_training,
-            input_context=input_context, dynamic_masking=masking)
-    return fn
-
-
-def training_data_settings(config):
-    """What the training input is: run_dir's "training data" group of settings.
-
-    Args:
-      config: A PretrainingConfig.
-
-    Returns:
-      A dict: the input files' fingerprints and how they are read.
-    """
-    settings = {"input_files": fingerprints(input_pipeline.expand_patterns(
-                    config.data.input_file)),
-                "max_seq_length": config.model.max_seq_length,
-                "max_predictions_per_seq": config.data.max_predictions_per_seq,
-                "dynamic_masking": config.masking.dynamic_masking}
-    if config.masking.dynamic_masking:
-        settings["masked_lm_prob"] = config.masking.masked_lm_prob
-    return settings
-
-
 class PretrainingJob(runner.Job):
     """Pretraining, phase by phase (runner.run drives it); see run().
 
     Attributes:
       config: The PretrainingConfig.
       runtime: The run's run_setup.Runtime (setup()'s unless given).
+      data: The PretrainingData, once prepared.
       trainer: The Trainer, once prepared.
       micro_batch: The per-replica micro-batch of training, once prepared.
       history: Trainer.train's records, once trained.
@@ -242,6 +217,7 @@ class PretrainingJob(runner.Job):
         """
         self.config = config
         self.runtime = runtime
+        self.data = None
         self.trainer = None
         self.micro_batch = None
         self.history = ()
@@ -254,26 +230,27 @@ class PretrainingJob(runner.Job):
         check_actions(self.config)
 
     def prepare(self):
-        """Sets up the runtime, checks the model's config, the batches and every record,
-        then builds the Trainer, resumed from output_dir or initialized."""
+        """Sets up the runtime, checks the model's config and vocab, the batches and every
+        record, then builds the Trainer, resumed from output_dir or initialized."""
         config = self.config
-        run, data, model, batches = config.run, config.data, config.model, config.batches
+        run, model, batches = config.run, config.model, config.batches
         if self.runtime is None:
             self.runtime = setup(config)
         strategy = self.runtime.strategy
         bert_config = checkpoints.find_config(model.init_checkpoint, model.bert_config_file)
         bert_config.check_max_seq_length(model.max_seq_length)
+        check_vocab(config, bert_config)
         self.micro_batch = run_setup.validate_batch_sizes(
             strategy, batches.train_batch_size, config.optimizer.gradient_accumulation_steps,
             do_train=run.do_train, eval_batch_size=batches.eval_batch_size)
-        if run.do_train:
-            check_records("input_file", data.input_file, config)
-        if run.do_eval:
-            check_records("eval_input_file" if data.eval_input_file else "input_file",
-                          self.eval_patterns, config)
+        data = PretrainingData(config.data, config.masking, model.max_seq_length,
+                               bert_config.vocab_size)
+        data.read(([data.train_split] if run.do_train else [])
+                  + (list(data.eval_splits) if run.do_eval else []))
+        self.data = data
         self.trainer = training_loop.Trainer(
-            PretrainingTask(model.max_seq_length, data.max_predictions_per_seq), bert_config,
-            self.runtime, config.training_config(strategy))
+            PretrainingTask(model.max_seq_length, config.data.max_predictions_per_seq),
+            bert_config, self.runtime, config.training_config(strategy))
         try:
             self.trainer.restore(model.init_checkpoint)
         except ValueError as e:  # CheckpointError: names the variable
@@ -283,31 +260,27 @@ class PretrainingJob(runner.Job):
             if run.do_train:
                 # Training on in a folder means training on the same records.
                 run_dir.check_settings(run.output_dir, "training data",
-                                       training_data_settings(config),
+                                       data.training_settings(),
                                        resuming=self.trainer.global_step > 0)
 
-    @property
-    def eval_patterns(self):
-        """The records evaluation reads: eval_input_file, else input_file (the original's)."""
-        return self.config.data.eval_input_file or self.config.data.input_file
-
     def train(self):
-        config = self.config
+        config, data = self.config, self.data
         global_batch = config.batches.train_batch_size
-        logging.info("Training: %d steps, batch %d (%d per replica and micro-batch).",
-                     config.num_train_steps, global_batch, self.micro_batch)
+        logging.info("Training on %s: %d steps, batch %d (%d per replica and micro-batch).",
+                     data.describe(data.train_split), config.num_train_steps, global_batch,
+                     self.micro_batch)
         micro_batches = global_batch // config.optimizer.gradient_accumulation_steps
         self.history = tuple(self.trainer.train(
-            dataset_fn(config, config.data.input_file, micro_batches, True),
-            config.num_train_steps, global_batch))
+            data.dataset_fn(data.train_split, micro_batches), config.num_train_steps,
+            global_batch))
 
     def choose_model(self):
         """Pretraining evaluates its newest model, the one the Trainer holds."""
 
     def evaluate(self):
+        data = self.data
         results = self.trainer.evaluate(
-            dataset_fn(self.config, self.eval_patterns, self.config.batches.eval_batch_size,
-                       False),
+            data.dataset_fn(data.eval_splits[0], self.config.batches.eval_batch_size),
             max_steps=self.config.data.max_eval_steps)
         self.trainer.write_eval_results(results)
         return results

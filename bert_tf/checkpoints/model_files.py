@@ -95,14 +95,13 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
                 if recorded_case is None else None)
     if mismatch:
         messages.warn(mismatch)
-    vocab_size = len(vocab)
     if max_seq_length is not None:
         try:
             config.check_max_seq_length(max_seq_length)
         except ValueError as e:
             raise ModelFilesError(str(e)) from None
-    if vocab_size != config.vocab_size:
-        raise ModelFilesError(
-            f"the vocab file has {vocab_size} tokens but the model's vocab_size "
-            f"is {config.vocab_size}: the checkpoint was trained with another vocab")
+    try:
+        config.check_vocab_size(len(vocab), vocab_file)
+    except ValueError as e:
+        raise ModelFilesError(f"{e}: the checkpoint was trained with another vocab") from None
     return ModelFiles(config, vocab_file, do_lower_case, init_checkpoint)

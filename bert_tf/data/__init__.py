@@ -1,7 +1,9 @@
-"""Fine-tuning data: the data protocol, the shared metrics, and one folder per dataset.
+"""Training data: the data protocol, the shared metrics, and one folder per dataset.
 
-protocol.py is FinetuneData, what finetune.run asks of a dataset (its
-splits, records, scores and output files), and the one record writer;
+protocol.py is TrainingData, what every training job asks of its data (its
+splits, read and checked before any work), and FinetuneData, what
+finetune.run asks of a dataset besides (records, scores and output files),
+and the one record writer;
 metrics.py the numpy metrics that GLUE and one's own CSV data score with,
 and test_results.py the original's test_results.tsv, which both write;
 fingerprints.py what the files a run trained on were. Each dataset's folder
@@ -16,8 +18,10 @@ each folder's __init__ lists its modules in import order:
   squad/   SQuAD 1.1 and 2.0: windows, answers, the official evaluation;
   conll/   CoNLL-2003 named entities: windows, conlleval's scores;
   swag/    SWAG multiple choice;
-  csv/     CSV or TSV files of one's own (run_classifier.py --train_file).
+  csv/     CSV or TSV files of one's own (run_classifier.py --train_file);
+  pretraining/  the record files of create_pretraining_data.py, for
+           run_pretraining.py (records.py only: the records exist already).
 
 Reading a dataset imports no training code (training/, model/, tasks/):
-tests/test_data_imports.py checks it.
+tests/unit/data/test_imports.py checks it.
 """

@@ -1,6 +1,14 @@
-"""The data side of fine-tuning, next to the Task protocol: FinetuneData.
+"""The data side of a training job, next to the Task protocol: TrainingData, FinetuneData.
 
-finetune.run gives a task its data through this protocol. A family's data
+TrainingData is what every job asks of its data: the splits each action
+reads (train_split, eval_splits), read() to read and check them before any
+work, describe() for the log, and training_settings(), what a later run of
+the same output_dir must train on alike. Pretraining's data
+(data/pretraining: record files that create_pretraining_data.py wrote) is a
+TrainingData that gives its input pipelines itself; fine-tuning's is a
+FinetuneData, whose records are made from the dataset's examples.
+
+finetune.run gives a task its data through FinetuneData. A family's data
 class says which splits each action reads, reads and checks them, turns a
 split into records of the task's record_specs.py layout, and scores the
 task's predictions of a split and writes its output files, from the split's
@@ -120,24 +128,18 @@ def length_order(records, specs):
     return np.argsort(np.asarray(lengths, np.int64), kind="stable")
 
 
-class FinetuneData(abc.ABC):
-    """One fine-tuning run's data; see the module docstring for the protocol.
+class TrainingData(abc.ABC):
+    """A training job's data: what pretraining and fine-tuning ask alike.
 
     Attributes:
       train_split: The split --do_train reads.
       eval_splits: The splits --do_eval scores, in order.
-      predict_splits: The splits --do_predict writes output files of.
-      eval_writes_outputs: Whether --do_eval writes a split's output files
-        too, before scoring it (SQuAD's official script scores
-        predictions.json).
       max_seq_length: The records' length; None where the data does not say
-        (finetune.run then checks nothing of it).
+        (the job then checks nothing of it).
     """
 
     train_split = "train"
     eval_splits = ("dev",)
-    predict_splits = ("test",)
-    eval_writes_outputs = False
     max_seq_length = None
 
     @abc.abstractmethod
@@ -145,11 +147,49 @@ class FinetuneData(abc.ABC):
         """Reads and checks the splits not read yet, so that a bad file fails before training.
 
         A split already read is not read again: a script may read before
-        finetune.run does (run_ner.py's tags come from its training file).
+        the job does (run_ner.py's tags come from its training file).
 
         Args:
           splits: The names of the splits this run needs.
         """
+
+    @abc.abstractmethod
+    def describe(self, split):
+        """A split's size, for the log ("3668 examples").
+
+        Args:
+          split: A split read().
+
+        Returns:
+          A string.
+        """
+
+    @abc.abstractmethod
+    def training_settings(self):
+        """What the training records depend on: the files (by
+        fingerprints.file_fingerprint) and how they are cut into records.
+
+        A run that goes on training output_dir's model must give the same.
+        Only read after read() of the training split.
+
+        Returns:
+          A JSON-serializable dict.
+        """
+
+
+class FinetuneData(TrainingData):
+    """One fine-tuning run's data; see the module docstring for the protocol.
+
+    Attributes:
+      predict_splits: The splits --do_predict writes output files of.
+      eval_writes_outputs: Whether --do_eval writes a split's output files
+        too, before scoring it (SQuAD's official script scores
+        predictions.json).
+      (and TrainingData's.)
+    """
+
+    predict_splits = ("test",)
+    eval_writes_outputs = False
 
     def check_scorable(self, split):
         """Checks, before any work, that an eval split read() can be scored.
@@ -169,17 +209,6 @@ class FinetuneData(abc.ABC):
 
         Returns:
           An int.
-        """
-
-    @abc.abstractmethod
-    def describe(self, split):
-        """A split's size, for the log ("3668 examples").
-
-        Args:
-          split: A split read().
-
-        Returns:
-          A string.
         """
 
     def source(self, split):
@@ -262,18 +291,6 @@ class FinetuneData(abc.ABC):
 
         A later run that resumes, scores or exports output_dir's model must
         give the same: a CoLA model must not be scored as SST-2's.
-
-        Returns:
-          A JSON-serializable dict.
-        """
-
-    @abc.abstractmethod
-    def training_settings(self):
-        """What the training records depend on: the files (by
-        fingerprints.file_fingerprint) and how they are cut into records.
-
-        A run that goes on training output_dir's model must give the same.
-        Only read after read() of the training split.
 
         Returns:
           A JSON-serializable dict.

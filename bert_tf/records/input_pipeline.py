@@ -143,6 +143,38 @@ def check_pretraining_records(input_patterns, max_seq_length, max_predictions_pe
             "--max_predictions_per_seq that create_pretraining_data.py was run with") from None
 
 
+def largest_token_id(input_patterns, max_seq_length, max_predictions_per_seq,
+                     num_records=10_000):
+    """The largest token id among the first records of each file.
+
+    An id at or past the model's vocab_size fails on a CPU only inside the
+    first step's embedding lookup, and on a GPU reads zeros without a word;
+    records made with another vocab show such ids in their first records.
+    Only a sample is read, so that the check costs the same on any corpus.
+
+    Args:
+      input_patterns: comma-separated file patterns, or a list of patterns.
+      max_seq_length: the max_seq_length the files were written with.
+      max_predictions_per_seq: the max_predictions_per_seq they were written with.
+      num_records: how many records of each file to read.
+
+    Returns:
+      (largest id, path of a file that holds it): of input_ids and
+      masked_lm_ids together.
+    """
+    features = pretraining_features(max_seq_length, max_predictions_per_seq)
+    spec = parsing_spec(f for f in features if f.name in ("input_ids", "masked_lm_ids"))
+    largest, largest_path = -1, None
+    for path in expand_patterns(input_patterns):
+        records = tf.data.TFRecordDataset(path).take(num_records).batch(4096)
+        for batch in records:
+            parsed = tf.io.parse_example(batch, spec)
+            batch_largest = max(int(tf.reduce_max(ids)) for ids in parsed.values())
+            if batch_largest > largest:
+                largest, largest_path = batch_largest, path
+    return largest, largest_path
+
+
 def _check_pretraining_features(input_patterns, max_seq_length, max_predictions_per_seq):
     """Checks that each file's first record has the pretraining features.
 

@@ -1,22 +1,26 @@
-"""Pretraining from Python through configs.PretrainingConfig, with no absl flag defined.
+"""Pretraining from Python through configs.PretrainingConfig, and its checks at start-up.
 
-The program runs in a fresh Python, as a notebook or a user's script would:
+The first test's program runs in a fresh Python, as a notebook or a user's script would:
 it writes records with the data builder's Python API, pretrains a tiny model
 for a few steps with evaluation, then asks for more steps in the same
 output_dir, which resumes from the saved step. It ends by printing what
-the runs returned and which of the scripts' flags exist (none may).
+the runs returned and which of the scripts' flags exist (none may). The
+others run pretrain.run() in this process on settings it refuses before any
+model is built.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
 from absl import flags
 
-from bert_tf import configs
+from bert_tf import configs, pretrain
 from bert_tf.cli import script_flags
+from bert_tf.model.config import BertConfig
 from tests import helpers
 
 ROOT = helpers.ROOT
@@ -119,3 +123,61 @@ def test_every_pretraining_config_default_is_its_flags_default():
     # The data builder's defaults are the trainer's, for the settings they share.
     assert (configs.PretrainingData.max_predictions_per_seq,
             configs.DynamicMasking.masked_lm_prob) == (20, 0.15)
+
+
+def _config(tmp_path, vocab_size, vocab_file=None, **masking):
+    """A PretrainingConfig on the original's records, with a config of vocab_size."""
+    bert_config = str(tmp_path / "model" / "bert_config.json")
+    os.makedirs(os.path.dirname(bert_config), exist_ok=True)
+    BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=32).to_json_file(bert_config)
+    return configs.PretrainingConfig(
+        run=configs.RunSettings(output_dir=str(tmp_path / "output"), do_train=True),
+        data=configs.PretrainingData(
+            input_file=os.path.join(FIXTURES, "pretraining_original.tfrecord"),
+            max_predictions_per_seq=5),
+        model=configs.ModelSettings(bert_config_file=bert_config, max_seq_length=32),
+        masking=configs.DynamicMasking(vocab_file=vocab_file, **masking),
+        num_train_steps=2, num_warmup_steps=0,
+        runtime=configs.RuntimeSettings(mixed_precision="float32", jit_compile=False))
+
+
+def test_a_masked_lm_prob_without_dynamic_masking_is_refused_not_ignored():
+    with pytest.raises(pretrain.PretrainingError,
+                       match="--masked_lm_prob=0.5 applies only with --dynamic_masking"):
+        pretrain.check_masking(False, None, 0.5)
+    # The default share changes nothing, given or not.
+    pretrain.check_masking(False, None, configs.DynamicMasking.masked_lm_prob)
+
+
+@pytest.mark.parametrize("where", ["flag", "beside the config"])
+def test_a_vocab_of_another_size_is_refused_before_the_model_is_built(tmp_path, where):
+    # learn_vocab.py may write fewer tokens than asked for (992 of 1000).
+    vocab = os.path.join(FIXTURES, "pretraining_vocab.txt")
+    if where == "flag":
+        config = _config(tmp_path, 400, vocab_file=vocab)
+    else:
+        config = _config(tmp_path, 400)
+        shutil.copy(vocab, tmp_path / "model" / "vocab.txt")
+        vocab = str(tmp_path / "model" / "vocab.txt")
+    with pytest.raises(pretrain.PretrainingError,
+                       match=f"{vocab}: the vocab file has 393 tokens but the model's "
+                             "vocab_size is 400; set vocab_size to 393 in the model's "
+                             "bert_config.json"):
+        pretrain.run(config)
+    assert not os.path.exists(config.run.output_dir)
+
+
+def test_dynamic_masking_with_a_vocab_larger_than_the_model_is_refused_at_start(tmp_path):
+    config = _config(tmp_path, 100, vocab_file=os.path.join(FIXTURES, "pretraining_vocab.txt"),
+                     dynamic_masking=True)
+    with pytest.raises(pretrain.PretrainingError, match="has 393 tokens but the model's "
+                                                        "vocab_size is 100"):
+        pretrain.run(config)
+
+
+def test_records_with_ids_past_the_model_are_refused_at_start(tmp_path):
+    with pytest.raises(ValueError, match="--input_file: .* holds token id .* but the model's "
+                                         "vocab_size is 100"):
+        pretrain.run(_config(tmp_path, 100))
+    assert not os.path.exists(tmp_path / "output" / "checkpoint")

@@ -5,7 +5,7 @@ import sys
 
 from tests import helpers
 
-DATASETS = ("glue", "squad", "conll", "swag", "csv")
+DATASETS = ("glue", "squad", "conll", "swag", "csv", "pretraining")
 # What a dataset must not pull in: the training loop and its runs, the model and its
 # checkpoints, the tasks, the fine-tuning and pretraining jobs, the exports.
 TRAINING_CODE = ("bert_tf.training", "bert_tf.model", "bert_tf.checkpoints", "bert_tf.tasks",
