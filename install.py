@@ -18,7 +18,10 @@ line before pip runs.
 TPU (a chip's device file, /dev/accel* or /dev/vfio/<n>). TensorFlow's TPU
 build is its own distribution, tensorflow-tpu (newest: 2.20.0), and both
 bert_tf and tensorflow-text require the distribution "tensorflow", which pip
-would install beside it (both provide the module tensorflow). So two steps:
+would install beside it (both provide the module tensorflow). A CPU build
+already installed (Colab's TPU runtimes may have one) is removed first, and
+the install says so: left in place, it and tensorflow-tpu would share the
+tensorflow/ folder, each overwriting the other's files. Then two steps:
   1. tensorflow-tpu, a libtpu it loads, and bert_tf's other requirements
      (requirements-tpu.txt);
   2. tensorflow-text 2.20.1 and bert_tf, with --no-deps.
@@ -59,6 +62,9 @@ TENSORFLOW_MINORS = ("2.20", "2.21")
 TENSORFLOW_RANGE = "tensorflow>=2.20,<2.22"
 TENSORFLOW_TEXT_RANGE = "tensorflow-text>=2.20,<2.22"
 TPU_TENSORFLOW_TEXT = "tensorflow-text==2.20.1"
+# The distributions of TensorFlow's CPU and GPU builds, which provide the same tensorflow/
+# folder as tensorflow-tpu.
+CPU_BUILDS = ("tensorflow", "tensorflow-cpu", "tf-nightly")
 # The libtpu versions checked to export every function TensorFlow 2.20 loads.
 LIBTPU_DEFAULT = "0.0.14"
 LIBTPU_CHECKED = ((0, 0, 14), (0, 0, 30))
@@ -122,7 +128,8 @@ def detect(root="/", checkout=HERE):
     Returns:
       A dict: python ((major, minor)), tpu_chips, tpu_pci (None where the PCI bus
       is not readable), hidden_tpu_note (tpu_runtime.hidden_tpu_note's), gpus
-      (NVIDIA device files), tensorflow ((distribution, version) or None), jax
+      (NVIDIA device files), tensorflow ((distribution, version) or None),
+      cpu_builds ([(distribution, version)] of the CPU_BUILDS installed), jax
       and libtpu (versions or None), jax_libtpu (the libtpu version the
       installed JAX pins, or None).
     """
@@ -136,7 +143,10 @@ def detect(root="/", checkout=HERE):
                   if re.fullmatch(r"nvidia\d+", name))
     return {"python": sys.version_info[:2], "tpu_chips": chips, "tpu_pci": pci,
             "hidden_tpu_note": tpu_runtime.hidden_tpu_note(chips, pci), "gpus": gpus,
-            "tensorflow": tensorflow, "jax": installed_version("jax"),
+            "tensorflow": tensorflow,
+            "cpu_builds": [(name, installed_version(name)) for name in CPU_BUILDS
+                           if installed_version(name)],
+            "jax": installed_version("jax"),
             "libtpu": installed_version("libtpu"), "jax_libtpu": jax_libtpu_pin()}
 
 
@@ -204,6 +214,25 @@ def libtpu_choice(machine):
         "(TensorFlow then cannot use the TPU)")
 
 
+def cpu_build_removal(machine):
+    """The pip uninstall of the CPU builds a TPU install must remove first, and why.
+
+    Args:
+      machine: detect()'s dict.
+
+    Returns:
+      (commands, note): no command and note "" when none is installed.
+    """
+    builds = machine["cpu_builds"]
+    if not builds:
+        return [], ""
+    names = [name for name, _ in builds]
+    return [["uninstall", "-y", *names]], (
+        "removing " + ", ".join(f"{name} {version}" for name, version in builds)
+        + " first: a CPU build of TensorFlow and tensorflow-tpu would share the tensorflow/ "
+        "folder, each overwriting the other's files")
+
+
 def source_target(source, editable):
     """pip's arguments for bert_tf itself: -e for a checkout when editable."""
     return ["-e", source] if editable and os.path.isdir(source) else [source]
@@ -263,8 +292,10 @@ def plan(machine, source, accelerator=None):
     check_python(machine["python"])
     accelerator = choose_accelerator(machine, accelerator)
     if accelerator == "tpu":
+        removal, removal_note = cpu_build_removal(machine)
         libtpu, note = libtpu_choice(machine)
-        return accelerator, tpu_commands(source, libtpu), [note] if note else []
+        notes = [line for line in (removal_note, note) if line]
+        return accelerator, removal + tpu_commands(source, libtpu), notes
     commands, note = other_commands(source, machine["tensorflow"])
     return accelerator, commands, [note]
 
@@ -336,8 +367,11 @@ def check(accelerator, commands, machine):
     Raises:
       InstallError: when the install would not be the one intended.
     """
-    installed, downloads = {}, []
+    installed, downloads, removed = {}, [], []
     for arguments in commands:
+        if arguments[0] == "uninstall":
+            removed += arguments[2:]
+            continue
         versions, fetched = resolve(arguments, ignore_installed=accelerator == "tpu")
         installed.update(versions)
         downloads += fetched
@@ -351,6 +385,9 @@ def check(accelerator, commands, machine):
                      for name, version in expected.items() if installed.get(name) != version]
         if "libtpu" not in installed:
             problems.append("libtpu is missing")
+        problems += [f"the CPU build {name} {version} installed here would stay beside "
+                     "tensorflow-tpu" for name, version in machine["cpu_builds"]
+                     if name not in removed]
     kept = None
     if accelerator != "tpu" and commands[0][1].startswith("tensorflow=="):
         kept = machine["tensorflow"][1]
@@ -366,6 +403,8 @@ def check(accelerator, commands, machine):
                + ", ".join(f"{name} {installed[name]}" for name in shown))
     if kept:
         summary += f"; TensorFlow {kept} kept"
+    if removed:
+        summary += f"; removes the installed {', '.join(removed)} first"
     return [summary, downloads_sentence(downloads)]
 
 

@@ -31,7 +31,8 @@ install = _load_install()
 
 def _machine(**changes):
     machine = {"python": (3, 12), "tpu_chips": [], "tpu_pci": None, "hidden_tpu_note": "",
-               "gpus": [], "tensorflow": None, "jax": None, "libtpu": None, "jax_libtpu": None}
+               "gpus": [], "tensorflow": None, "cpu_builds": [], "jax": None, "libtpu": None,
+               "jax_libtpu": None}
     machine.update(changes)
     return machine
 
@@ -76,6 +77,17 @@ def test_a_tpu_gets_the_tpu_build_in_two_steps_with_the_checked_libtpu():
         ["install", "-r", os.path.join(ROOT, "requirements-tpu.txt"), "libtpu==0.0.14"],
         ["install", "--no-deps", "tensorflow-text==2.20.1", "-e", ROOT]]
     assert notes == []
+
+
+def test_a_tpu_install_removes_a_preinstalled_cpu_tensorflow_first_and_says_so():
+    machine = _machine(tpu_chips=["/dev/vfio/0"], tensorflow=("tensorflow", "2.21.0"),
+                       cpu_builds=[("tensorflow", "2.21.0")])
+    _, commands, notes = install.plan(machine, ROOT)
+    assert commands[0] == ["uninstall", "-y", "tensorflow"]
+    assert commands[1][:2] == ["install", "-r"]
+    assert notes == ["removing tensorflow 2.21.0 first: a CPU build of TensorFlow and "
+                     "tensorflow-tpu would share the tensorflow/ folder, each overwriting the "
+                     "other's files"]
 
 
 def test_the_tpu_install_says_that_it_takes_the_tpu_from_jax():
@@ -215,6 +227,23 @@ def test_check_refuses_a_tpu_install_that_brings_the_cpu_tensorflow(monkeypatch)
         install.check(accelerator, commands, _machine())
     assert "the CPU build tensorflow 2.21.0 would be installed" in str(error.value)
     assert "tensorflow-text 2.21.1, not 2.20.1" in str(error.value)
+
+
+def test_check_of_a_tpu_install_over_a_cpu_tensorflow_resolves_after_removing_it(monkeypatch):
+    calls = _fake_pip(monkeypatch, [], {"tensorflow-tpu": "2.20.0", "libtpu": "0.0.14",
+                                        "tensorflow-text": "2.20.1", "bert-tf": "0.1.0"})
+    machine = _machine(tpu_chips=["/dev/vfio/0"], tensorflow=("tensorflow", "2.21.0"),
+                       cpu_builds=[("tensorflow", "2.21.0")])
+    accelerator, commands, _ = install.plan(machine, ROOT)
+    summary, _ = install.check(accelerator, commands, machine)
+    # pip resolves the two installs only; the removal is planned, not resolved.
+    assert len(calls) == 2
+    assert summary.endswith("; removes the installed tensorflow first")
+    # A plan that would leave the CPU build is refused.
+    with pytest.raises(install.InstallError,
+                       match="the CPU build tensorflow 2.21.0 installed here would stay beside "
+                             "tensorflow-tpu"):
+        install.check(accelerator, commands[1:], machine)
 
 
 def test_check_refuses_an_install_that_would_replace_a_kept_tensorflow(monkeypatch):
