@@ -166,18 +166,31 @@ def _differences(recorded, settings, may_grow):
     return differences
 
 
+def _described(recorded, settings, keys):
+    """Each key's difference as "key: old there, new now"."""
+    return "; ".join(f"{key}: {recorded.get(key)!r} there, {settings.get(key)!r} now"
+                     for key in keys)
+
+
 def _refusal(output_dir, group, recorded, settings, differences, flags):
-    """The one line of a folder whose record differs: by flag when a flag sets each key."""
-    if all(key in flags and key in recorded and key in settings for key in differences):
-        # The fix is a flag's value: say which, and the folder's.
-        now = ", ".join(as_flag(key, settings[key]) for key in differences)
-        there = ", ".join(as_flag(key, recorded[key]) for key in differences)
-        return (f"{now}: {output_dir} holds a run with {there}; give "
-                f"{'that' if len(differences) == 1 else 'those'}, or another --output_dir")
-    described = "; ".join(f"{key}: {recorded.get(key)!r} there, {settings.get(key)!r} now"
-                          for key in differences)
-    return (f"{output_dir} holds a run with other {group} settings ({described}): give "
-            "another --output_dir to start fresh, or delete that one")
+    """The one line of a folder whose record differs: led by the flags, where flags differ.
+
+    A setting that follows from a flag (the task's class from
+    --problem_type) is named after the flags, in parentheses.
+    """
+    flagged = [key for key in differences if key in flags and key in recorded
+               and key in settings]
+    if not flagged:
+        return (f"{output_dir} holds a run with other {group} settings ("
+                f"{_described(recorded, settings, differences)}): give another --output_dir "
+                "to start fresh, or delete that one")
+    # The fix is a flag's value: say which, and the folder's.
+    now = ", ".join(as_flag(key, settings[key]) for key in flagged)
+    there = ", ".join(as_flag(key, recorded[key]) for key in flagged)
+    others = [key for key in differences if key not in flagged]
+    also = f" (and {_described(recorded, settings, others)})" if others else ""
+    return (f"{now}: {output_dir} holds a run with {there}{also}; give "
+            f"{'that' if len(flagged) == 1 else 'those'}, or another --output_dir")
 
 
 def check_settings(output_dir, group, settings, resuming, may_grow=(), flags=()):
@@ -196,8 +209,8 @@ def check_settings(output_dir, group, settings, resuming, may_grow=(), flags=())
         run that starts afresh replaces the group's record.
       may_grow: Keys whose value may be larger now than recorded (a longer
         training); the record then takes the new value.
-      flags: Keys that are the name of the flag that sets them: when only
-        such keys differ, the message gives the flags' values, now and in
+      flags: Keys that are the name of the flag that sets them: when such
+        keys differ, the message leads with the flags' values, now and in
         the folder (as_flag()), since the fix is a flag.
 
     Raises:

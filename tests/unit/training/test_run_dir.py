@@ -113,10 +113,16 @@ def test_a_difference_in_flags_alone_names_the_flags_to_give(tmp_path):
         run_dir.check_settings(folder, "task", {"problem_type": "multi_label",
                                                 "labels": ["b", "a"], "vocab": "12 bytes"},
                                True, flags=flags)
-    # A key no flag sets keeps the general form, which names every difference.
+    # A key no flag sets is named after the flags; alone, in the general form.
     with pytest.raises(run_dir.RunDirError, match=(
-            r"other task settings \(problem_type: 'single_label' there, 'multi_label' now; "
-            "vocab: '12 bytes' there, '13 bytes' now\\): give another --output_dir")):
+            "--problem_type=multi_label: .* holds a run with --problem_type=single_label "
+            r"\(and vocab: '12 bytes' there, '13 bytes' now\); give that")):
         run_dir.check_settings(folder, "task", {"problem_type": "multi_label",
+                                                "labels": ["a", "b"], "vocab": "13 bytes"},
+                               True, flags=flags)
+    with pytest.raises(run_dir.RunDirError, match=(
+            r"other task settings \(vocab: '12 bytes' there, '13 bytes' now\): give another "
+            "--output_dir")):
+        run_dir.check_settings(folder, "task", {"problem_type": "single_label",
                                                 "labels": ["a", "b"], "vocab": "13 bytes"},
                                True, flags=flags)
