@@ -90,8 +90,10 @@ def own_data_main(config):
     files, runtime = finetune.start(config)
     data = csv.LabelledData(data_config, files.tokenizer(), config.model.max_seq_length,
                                       config.run.output_dir)
+    splits = finetune.splits_to_read(data, config)
+    data.check_files_read(splits)
     # The labels may come from the training file: read before the task.
-    data.read(finetune.splits_to_read(data, config))
+    data.read(splits)
     labels = data.labels()
     if data_config.problem_type == csv.MULTI_LABEL:
         task = MultiLabelTask(labels, config.model.max_seq_length, data_config.threshold,
