@@ -316,3 +316,14 @@ def test_a_file_for_an_action_the_run_does_not_take_is_refused(tmp_path):
         both.check_files_read(("train",))
     assert str(error.value) == (f"--eval_file={path} is read by --do_eval (or "
                                 "--eval_every_steps) alone: add it, or leave --eval_file out")
+
+
+def test_labels_named_like_the_predictions_columns_keep_the_header_unique(tmp_path):
+    examples = [csv.Example("a1", 2, "one")]
+    references = csv.LabelledReferences(
+        "single_label", ["id", "other", "text"], examples, None,
+        {"text": "text", "text_b": None, "label": "label", "id": None}, ",")
+    outputs.write_outputs(np.array([[0.2, 0.3, 0.5]]), references, str(tmp_path))
+    assert (tmp_path / "predictions.csv").read_text().splitlines() == [
+        "id,text,label,probability_id,probability_other,probability_text",
+        "a1,one,text,0.200000,0.300000,0.500000"]
