@@ -279,6 +279,20 @@ class FinetuneData(abc.ABC):
           A JSON-serializable dict.
         """
 
+    def eval_settings(self):
+        """What evaluation during training scores: the first eval split's data (files by
+        fingerprints.file_fingerprint).
+
+        The best model and eval_history.tsv hold its scores: a run that goes
+        on evaluating output_dir's model during training must give the same,
+        or its scores would be compared with another set's best. Only read
+        after read() of the eval splits.
+
+        Returns:
+          A JSON-serializable dict; by default empty: nothing is checked.
+        """
+        return {}
+
     def write_run_files(self, output_dir):
         """Writes what a later run of the same output_dir reads back; by default nothing.
 

@@ -75,9 +75,11 @@ def start(config):
     return files, setup(config)
 
 
-# The keys of task_settings() that are the flag of the same name, in each script that has it:
-# a run that differs from its folder only in these is told the flag's value to give.
-TASK_FLAGS = ("task_name", "problem_type", "labels", "do_lower_case", "version_2_with_negative")
+# The keys of the settings a run records (task_settings(), the data's eval_settings()) that
+# are the flag of the same name, in each script that has it: a run that differs from its
+# folder in these is told the flag's value to give (run_dir.check_settings).
+FLAGGED_SETTINGS = ("task_name", "problem_type", "labels", "do_lower_case",
+                    "version_2_with_negative", "eval_file")
 
 
 def task_settings(task, data, files):
@@ -182,7 +184,7 @@ def create_trainer(task, files, runtime, config, finetune_config=None, settings=
         # heads differ in shape, which the flag that differs explains better.
         run_dir.check_settings(config.output_dir, "task", settings,
                                resuming=trainer.training_checkpoints.latest() is not None,
-                               flags=TASK_FLAGS)
+                               flags=FLAGGED_SETTINGS)
     resumed = trainer.restore(files.init_checkpoint) == "resumed"
     if finetune_config is not None:
         # An export of the pretrained encoder with a random head would look

@@ -10,13 +10,16 @@
 - check_settings(): a run records what defines it in
   output_dir/run_settings.json, in groups: the model's shapes ("model"), the
   training's settings ("training"), what the model is for ("task": the task,
-  its labels, the vocab, the casing) and what it trained on ("training
-  data": the files, by data/fingerprints.py, and how they were cut). A later run
+  its labels, the vocab, the casing), what it trained on ("training
+  data": the files, by data/fingerprints.py, and how they were cut) and
+  what its evaluations during training scored ("eval data"). A later run
   in the same folder that resumes, or scores or exports the folder's model,
   must have the same settings in every group it depends on, and otherwise is
-  refused, saying what differs, rather than resume another run's model or
-  report its numbers as its own. What may change: the data of evaluation and
-  prediction, their batch sizes and lengths, and a longer training
+  refused, saying what differs (led by the flags to give, where flags
+  differ), rather than resume another run's model or report its numbers as
+  its own. What may change: the data of a final evaluation (not that of
+  evaluations during training) and of prediction, their batch sizes and
+  lengths, and a longer training
   (num_train_steps, with the warmup that comes with it, may grow).
 - remove_debris(): checkpoint writes that a kill -9 cut short leave
   ckpt-N_temp folders behind, and writes of the best model (best_checkpoint.py)

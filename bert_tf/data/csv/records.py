@@ -463,6 +463,10 @@ class LabelledData(protocol.FinetuneData):
             settings["label_separator"] = self.config.label_separator
         return settings
 
+    def eval_settings(self):
+        """The eval file, by its fingerprint."""
+        return {"eval_file": fingerprints([self.path("dev")])}
+
     def write_run_files(self, output_dir):
         """Writes label_list.txt, which a later run without --do_train reads back."""
         if self.problem_type != REGRESSION:

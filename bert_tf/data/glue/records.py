@@ -160,6 +160,14 @@ class GlueData(protocol.FinetuneData):
             settings["max_train_examples"] = self.max_examples[self.train_split]
         return settings
 
+    def eval_settings(self):
+        """The first dev file (or the TFDS name) that evaluation during training scores."""
+        if self.tfds_name:
+            return {"dev_data": f"TensorFlow Datasets {self.tfds_name}"}
+        split = self.eval_splits[0]
+        return {"dev_data": fingerprints([self.processor.split_path(
+            self.data_dir, self.processor.split_files[split])])}
+
     def references(self, split):
         """A GlueReferences; without label ids for a test split."""
         examples = self.examples[split]
