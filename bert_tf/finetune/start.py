@@ -100,6 +100,22 @@ def task_settings(task, data, files):
             "do_lower_case": files.do_lower_case}
 
 
+def init_run_folder(init_checkpoint):
+    """The run folder an init_checkpoint names, where a fine-tuned run keeps its labels.
+
+    Args:
+      init_checkpoint: --init_checkpoint: a folder, a checkpoint prefix, or None.
+
+    Returns:
+      The folder itself, a prefix's run folder (run_dir.run_folder), or None.
+    """
+    if not init_checkpoint:
+        return None
+    if tf.io.gfile.isdir(init_checkpoint):
+        return init_checkpoint
+    return run_dir.run_folder(init_checkpoint)
+
+
 def check_loaded_head(init_checkpoint, load_report, settings, trains):
     """Refuses a head loaded from a fine-tuned run whose labels or problem type are not this
     run's.

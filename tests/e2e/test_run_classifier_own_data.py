@@ -194,6 +194,13 @@ def test_a_fine_tuned_run_loaded_with_its_labels_in_another_order_is_refused(
         f"{','.join(FIVE_LABELS)} (in {output_dir}), the same labels in another order: give "
         "them in that order")
     assert not (tmp_path / "out" / "predictions.csv").exists()
+    # Without --labels, the folder's label_list.txt gives them, in its order.
+    result = run_classifier("--do_predict", f"--predict_file={test}",
+                            f"--output_dir={tmp_path / 'out'}", f"--init_checkpoint={output_dir}",
+                            "--do_lower_case=false", "--max_seq_length=32", "--jit_compile=false")
+    assert result[0] == 0, result[1][-3000:]
+    assert read_rows(tmp_path / "out" / "predictions.csv")[0] == ["id", "text", "label",
+                                                                   *FIVE_LABELS]
 
 
 @pytest.mark.parametrize("case", ["label outside the list", "empty label", "missing column",

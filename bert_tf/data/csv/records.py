@@ -120,7 +120,7 @@ class LabelledData(protocol.FinetuneData):
     eval_splits = ("dev",)
     predict_splits = ("test",)
 
-    def __init__(self, config, tokenizer, max_seq_length, output_dir=None):
+    def __init__(self, config, tokenizer, max_seq_length, output_dir=None, model_dir=None):
         """Describes the data; nothing is read before read().
 
         Args:
@@ -128,11 +128,15 @@ class LabelledData(protocol.FinetuneData):
           tokenizer: The model's tokenization.FullTokenizer.
           max_seq_length: Tokens per record.
           output_dir: The run's folder, where a training run's label_list.txt is.
+          model_dir: The folder of the fine-tuned run whose model the run starts
+            from (--init_checkpoint's), or None: its label_list.txt gives the
+            labels when nothing before it does.
         """
         self.config = config
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.output_dir = output_dir
+        self.model_dir = model_dir
         self.examples = {}
         self.id_columns = {}
         self._records = {}
@@ -173,7 +177,7 @@ class LabelledData(protocol.FinetuneData):
 
     def labels(self):
         """The label names in the model's order: --labels, --labels_file, the training
-        file's (sorted), or output_dir's label_list.txt; empty for regression.
+        file's (sorted), output_dir's label_list.txt, or model_dir's; empty for regression.
 
         Raises:
           LabelledDataError: none of these is at hand, or a list is not usable.
@@ -200,6 +204,10 @@ class LabelledData(protocol.FinetuneData):
         elif self.output_dir and os.path.exists(saved):
             self._labels = label_lists.read_label_file(saved, "--output_dir")
             self._label_source = saved
+        elif self.model_dir and os.path.exists(os.path.join(self.model_dir,
+                                                            label_lists.LABEL_FILE)):
+            self._label_source = os.path.join(self.model_dir, label_lists.LABEL_FILE)
+            self._labels = label_lists.read_label_file(self._label_source, "--init_checkpoint")
         else:
             raise LabelledDataError(
                 f"no labels: give --labels, --labels_file or --do_train with --train_file "

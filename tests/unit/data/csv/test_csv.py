@@ -22,10 +22,10 @@ def write(path, text):
     return str(path)
 
 
-def data(config, output_dir=None, max_seq_length=16):
+def data(config, output_dir=None, max_seq_length=16, model_dir=None):
     return csv.LabelledData(
         config, tokenization.FullTokenizer(VOCAB, do_lower_case=True), max_seq_length,
-        output_dir)
+        output_dir, model_dir)
 
 
 def test_csv_cells_may_hold_quoted_commas_and_line_breaks(tmp_path):
@@ -152,6 +152,16 @@ def test_long_texts_are_cut_and_counted(tmp_path):
     cut.read(["train", "dev"])
     assert sum(cut.records("dev")[0]["input_mask"]) == 8
     assert cut.references("dev").truncated == 1
+
+
+def test_the_labels_of_the_run_folder_a_model_comes_from_are_read_last(tmp_path):
+    path = write(tmp_path / "a.csv", "text\nfine\n")
+    (tmp_path / "model").mkdir()
+    label_lists.write_label_file(str(tmp_path / "model"), ["neg", "pos", "mixed"])
+    later = data(csv.LabelledDataConfig(predict_file=path), output_dir=str(tmp_path / "out"),
+                 model_dir=str(tmp_path / "model"))
+    later.read(["test"])
+    assert later.labels() == ["neg", "pos", "mixed"]
 
 
 def test_no_labels_at_hand_says_where_they_come_from(tmp_path):
