@@ -132,8 +132,12 @@ class FinetuneData(abc.ABC):
         predictions.json).
       max_seq_length: The records' length; None where the data does not say
         (finetune.run then checks nothing of it).
+      flagged_settings: The keys of task_settings() and eval_settings() that
+        the script's flag of the same name sets: a run that differs from its
+        folder in one is told the flag's value to give.
     """
 
+    flagged_settings = ()
     train_split = "train"
     eval_splits = ("dev",)
     predict_splits = ("test",)

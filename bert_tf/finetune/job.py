@@ -21,7 +21,7 @@ from bert_tf.finetune.checks import (
     train_steps,
 )
 from bert_tf.finetune.splits import SplitCache, records_dir
-from bert_tf.finetune.start import FLAGGED_SETTINGS, create_trainer, task_settings
+from bert_tf.finetune.start import create_trainer, flagged_settings, task_settings
 from bert_tf.serving import export
 from bert_tf.training import best_checkpoint, run_checks, run_dir, training_loop
 
@@ -226,7 +226,8 @@ class FinetuneJob(runner.Job):
             self.task, self.files, self.runtime,
             config.training_config(max(self.num_train_steps, 1), self.num_warmup_steps,
                                    self.runtime.strategy),
-            finetune_config=config, settings=task_settings(self.task, data, self.files))
+            finetune_config=config, settings=task_settings(self.task, data, self.files),
+            flags=flagged_settings(data))
         self.trainer = trainer
         if trainer.is_chief:
             run_checks.remove_stale_eval_results(
@@ -239,7 +240,7 @@ class FinetuneJob(runner.Job):
             # The best model and eval_history.tsv hold the dev set's scores: going on with
             # another's would compare its scores with the old set's best.
             run_dir.check_settings(trainer.output_dir, "eval data", data.eval_settings(),
-                                   resuming=trainer.global_step > 0, flags=FLAGGED_SETTINGS)
+                                   resuming=trainer.global_step > 0, flags=flagged_settings(data))
         if evaluates_during_training:
             self.keeper = best_checkpoint.BestKeeper(
                 trainer.output_dir, data.main_metric, config.early_stopping_patience,

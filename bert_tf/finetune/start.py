@@ -75,11 +75,19 @@ def start(config):
     return files, setup(config)
 
 
-# The keys of the settings a run records (task_settings(), the data's eval_settings()) that
-# are the flag of the same name, in each script that has it: a run that differs from its
-# folder in these is told the flag's value to give (run_dir.check_settings).
-FLAGGED_SETTINGS = ("task_name", "problem_type", "labels", "do_lower_case",
-                    "version_2_with_negative", "eval_file")
+def flagged_settings(data):
+    """The keys of the settings a run records (task_settings(), the data's eval_settings())
+    that are the flag of the same name: a run that differs from its folder in these is told
+    the flag's value to give (run_dir.check_settings).
+
+    Args:
+      data: The protocol.FinetuneData.
+
+    Returns:
+      A tuple of keys: do_lower_case, which every fine-tuning script has, and the
+      data's flagged_settings.
+    """
+    return ("do_lower_case", *data.flagged_settings)
 
 
 def task_settings(task, data, files):
@@ -164,7 +172,8 @@ def check_loaded_head(init_checkpoint, load_report, settings, trains):
             f"{folder}); give that, or --do_train to train the head anew")
 
 
-def create_trainer(task, files, runtime, config, finetune_config=None, settings=None):
+def create_trainer(task, files, runtime, config, finetune_config=None, settings=None,
+                   flags=()):
     """A Trainer for the task, resumed from config.output_dir or initialized.
 
     Args:
@@ -179,6 +188,7 @@ def create_trainer(task, files, runtime, config, finetune_config=None, settings=
         task_settings(), the vocab and casing), checked against output_dir's
         record when its model is resumed, recorded otherwise; None checks
         nothing.
+      flags: The keys of settings that are a flag's name (flagged_settings()).
 
     Returns:
       The restored training_loop.Trainer.
@@ -200,7 +210,7 @@ def create_trainer(task, files, runtime, config, finetune_config=None, settings=
         # heads differ in shape, which the flag that differs explains better.
         run_dir.check_settings(config.output_dir, "task", settings,
                                resuming=trainer.training_checkpoints.latest() is not None,
-                               flags=FLAGGED_SETTINGS)
+                               flags=flags)
     resumed = trainer.restore(files.init_checkpoint) == "resumed"
     if finetune_config is not None:
         # An export of the pretrained encoder with a random head would look

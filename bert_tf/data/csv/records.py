@@ -119,6 +119,7 @@ class LabelledData(protocol.FinetuneData):
 
     eval_splits = ("dev",)
     predict_splits = ("test",)
+    flagged_settings = ("problem_type", "labels", "eval_file")
 
     def __init__(self, config, tokenizer, max_seq_length, output_dir=None, model_dir=None):
         """Describes the data; nothing is read before read().

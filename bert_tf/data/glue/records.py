@@ -91,6 +91,9 @@ def convert_example(example, label_map, max_seq_length, tokenizer, is_regression
 class GlueData(protocol.FinetuneData):
     """The splits of one GLUE (or XNLI) task, for run_classifier.py's finetune.run."""
 
+    # The labels follow from --task_name.
+    flagged_settings = ("task_name",)
+
     def __init__(self, processor, tokenizer, max_seq_length, data_dir=None, tfds_name=None,
                  max_examples=None):
         """Describes the data; nothing is read before read().
