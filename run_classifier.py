@@ -26,8 +26,9 @@ Your own data instead of a GLUE task: --train_file, --eval_file and
 
 --problem_type=multi_label reads several labels per cell (--label_separator)
 and regression a number. The labels (--labels, --labels_file, else the
-training file's, sorted) are written to output_dir/label_list.txt; every
-output names them: eval_results.txt's per-label scores, predictions.csv, the
+training file's, sorted, else the label_list.txt of --output_dir or of the
+run folder --init_checkpoint names) are written to output_dir/label_list.txt;
+every output names them: eval_results.txt's per-label scores, predictions.csv, the
 export's "labels" output and predict_text.py's lines.
 """
 
@@ -89,9 +90,12 @@ def own_data_main(config):
     data_config = labelled_data_flags.config(DATA_FLAGS)
     files, runtime = finetune.start(config)
     data = csv.LabelledData(data_config, files.tokenizer(), config.model.max_seq_length,
-                                      config.run.output_dir)
+                            config.run.output_dir,
+                            finetune.init_run_folder(config.model.init_checkpoint))
+    splits = finetune.splits_to_read(data, config)
+    data.check_files_read(splits)
     # The labels may come from the training file: read before the task.
-    data.read(finetune.splits_to_read(data, config))
+    data.read(splits)
     labels = data.labels()
     if data_config.problem_type == csv.MULTI_LABEL:
         task = MultiLabelTask(labels, config.model.max_seq_length, data_config.threshold,

@@ -185,11 +185,15 @@ class FinetuneData(TrainingData):
       eval_writes_outputs: Whether --do_eval writes a split's output files
         too, before scoring it (SQuAD's official script scores
         predictions.json).
+      flagged_settings: The keys of task_settings() and eval_settings() that
+        the script's flag of the same name sets: a run that differs from its
+        folder in one is told the flag's value to give.
       (and TrainingData's.)
     """
 
     predict_splits = ("test",)
     eval_writes_outputs = False
+    flagged_settings = ()
 
     def check_scorable(self, split):
         """Checks, before any work, that an eval split read() can be scored.
@@ -295,6 +299,20 @@ class FinetuneData(TrainingData):
         Returns:
           A JSON-serializable dict.
         """
+
+    def eval_settings(self):
+        """What evaluation during training scores: the first eval split's data (files by
+        fingerprints.file_fingerprint).
+
+        The best model and eval_history.tsv hold its scores: a run that goes
+        on evaluating output_dir's model during training must give the same,
+        or its scores would be compared with another set's best. Only read
+        after read() of the eval splits.
+
+        Returns:
+          A JSON-serializable dict; by default empty: nothing is checked.
+        """
+        return {}
 
     def write_run_files(self, output_dir):
         """Writes what a later run of the same output_dir reads back; by default nothing.

@@ -15,7 +15,9 @@ The modules, by phase, each importing only those above it:
               check_config, check_lengths) and what a run counts
               (splits_to_read, train_steps);
   start.py    what comes before the first step: the model's files and the
-              runtime (start, setup), the task's Trainer (create_trainer);
+              runtime (start, setup), the task's Trainer (create_trainer),
+              a fine-tuned run's head refused for other labels
+              (check_loaded_head) and its folder (init_run_folder);
   splits.py   each split's records and predictions, made once (SplitCache;
               predict, evaluate);
   job.py      the phases (FinetuneJob) and run().
@@ -37,8 +39,15 @@ from bert_tf.finetune.checks import (
 )
 from bert_tf.finetune.job import FinetuneJob, FinetuneResult, TrainingProgress, run
 from bert_tf.finetune.splits import SplitCache, evaluate, predict
-from bert_tf.finetune.start import create_trainer, setup, start
+from bert_tf.finetune.start import (
+    check_loaded_head,
+    create_trainer,
+    init_run_folder,
+    setup,
+    start,
+)
 
 __all__ = ["FinetuneError", "FinetuneJob", "FinetuneResult", "SplitCache", "TrainingProgress",
-           "check_actions", "check_config", "check_lengths", "create_trainer", "evaluate",
-           "predict", "run", "setup", "splits_to_read", "start", "train_steps"]
+           "check_actions", "check_config", "check_lengths", "check_loaded_head",
+           "create_trainer", "evaluate", "init_run_folder", "predict", "run", "setup",
+           "splits_to_read", "start", "train_steps"]

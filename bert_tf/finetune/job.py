@@ -21,7 +21,7 @@ from bert_tf.finetune.checks import (
     train_steps,
 )
 from bert_tf.finetune.splits import SplitCache, records_dir
-from bert_tf.finetune.start import create_trainer, task_settings
+from bert_tf.finetune.start import create_trainer, flagged_settings, task_settings
 from bert_tf.serving import export
 from bert_tf.training import best_checkpoint, run_checks, run_dir, training_loop
 
@@ -226,7 +226,8 @@ class FinetuneJob(runner.Job):
             self.task, self.files, self.runtime,
             config.training_config(max(self.num_train_steps, 1), self.num_warmup_steps,
                                    self.runtime.strategy),
-            finetune_config=config, settings=task_settings(self.task, data, self.files))
+            finetune_config=config, settings=task_settings(self.task, data, self.files),
+            flags=flagged_settings(data))
         self.trainer = trainer
         if trainer.is_chief:
             run_checks.remove_stale_eval_results(
@@ -235,6 +236,11 @@ class FinetuneJob(runner.Job):
                                and trainer.global_step < self.num_train_steps),
                 outputs_change=(data.eval_writes_outputs and config.do_predict
                                 and not config.run.do_eval))
+        if evaluates_during_training and trainer.is_chief:
+            # The best model and eval_history.tsv hold the dev set's scores: going on with
+            # another's would compare its scores with the old set's best.
+            run_dir.check_settings(trainer.output_dir, "eval data", data.eval_settings(),
+                                   resuming=trainer.global_step > 0, flags=flagged_settings(data))
         if evaluates_during_training:
             self.keeper = best_checkpoint.BestKeeper(
                 trainer.output_dir, data.main_metric, config.early_stopping_patience,
@@ -328,7 +334,10 @@ class FinetuneJob(runner.Job):
         """Loads the best model kept in output_dir, where it stands for the run (self.best);
         else the newest model stays."""
         trainer = self.trainer
-        best = best_checkpoint.kept_best(trainer.output_dir, trainer.global_step)
+        # Only evaluation during training, which needs a main metric, keeps a history.
+        evaluated = best_checkpoint.read_history(trainer.output_dir)
+        best = best_checkpoint.kept_best(trainer.output_dir, trainer.global_step,
+                                         self.data.main_metric if evaluated else None)
         self.best = best
         if best is not None:
             best_checkpoint.restore(best, trainer.encoder, trainer.heads)

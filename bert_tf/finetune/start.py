@@ -75,6 +75,21 @@ def start(config):
     return files, setup(config)
 
 
+def flagged_settings(data):
+    """The keys of the settings a run records (task_settings(), the data's eval_settings())
+    that are the flag of the same name: a run that differs from its folder in these is told
+    the flag's value to give (run_dir.check_settings).
+
+    Args:
+      data: The protocol.FinetuneData.
+
+    Returns:
+      A tuple of keys: do_lower_case, which every fine-tuning script has, and the
+      data's flagged_settings.
+    """
+    return ("do_lower_case", *data.flagged_settings)
+
+
 def task_settings(task, data, files):
     """What a fine-tuned model is for: run_dir's "task" group of settings.
 
@@ -93,7 +108,72 @@ def task_settings(task, data, files):
             "do_lower_case": files.do_lower_case}
 
 
-def create_trainer(task, files, runtime, config, finetune_config=None, settings=None):
+def init_run_folder(init_checkpoint):
+    """The run folder an init_checkpoint names, where a fine-tuned run keeps its labels.
+
+    Args:
+      init_checkpoint: --init_checkpoint: a folder, a checkpoint prefix, or None.
+
+    Returns:
+      The folder itself, a prefix's run folder (run_dir.run_folder), or None.
+    """
+    if not init_checkpoint:
+        return None
+    if tf.io.gfile.isdir(init_checkpoint):
+        return init_checkpoint
+    return run_dir.run_folder(init_checkpoint)
+
+
+def check_loaded_head(init_checkpoint, load_report, settings, trains):
+    """Refuses a head loaded from a fine-tuned run whose labels or problem type are not this
+    run's.
+
+    A head's outputs are its run's labels in its run's order (the run
+    records them in its run_settings.json): read as other labels, or in
+    another order, every prediction would name the wrong class. The same
+    labels in another order are refused even when the run trains: training
+    would first have to undo the head's mapping, and the user meant the
+    model's. Other labels, or another problem type, are refused unless the
+    run trains the head anew.
+
+    Args:
+      init_checkpoint: --init_checkpoint, for the message.
+      load_report: The checkpoints.LoadReport of init_checkpoint's load.
+      settings: This run's task settings (task_settings()).
+      trains: Whether this run trains the head.
+
+    Raises:
+      FinetuneError: naming --labels or --problem_type, the folder's values
+        and the checkpoint.
+    """
+    if load_report.initialized or load_report.format != "tf2":
+        return  # The head was not loaded, or not from a run of bert_tf's.
+    folder = run_dir.run_folder(load_report.path)
+    recorded = run_dir.read_settings(folder).get("task")
+    if recorded is None:
+        return
+    source = f"--init_checkpoint={init_checkpoint}'s head"
+    labels, recorded_labels = settings.get("labels"), recorded.get("labels")
+    if labels and recorded_labels and labels != recorded_labels and sorted(
+            labels) == sorted(recorded_labels):
+        raise FinetuneError(
+            f"{run_dir.as_flag('labels', labels)}: {source} was trained with "
+            f"{run_dir.as_flag('labels', recorded_labels)} (in {folder}), the same labels in "
+            "another order: give them in that order")
+    if trains:
+        return
+    differences = [key for key in ("problem_type", "labels")
+                   if key in recorded and recorded[key] != settings.get(key)]
+    if differences:
+        raise FinetuneError(
+            f"{', '.join(run_dir.as_flag(key, settings.get(key)) for key in differences)}: "
+            f"{source} was trained with "
+            f"{', '.join(run_dir.as_flag(key, recorded[key]) for key in differences)} (in "
+            f"{folder}); give that, or --do_train to train the head anew")
+
+
+def create_trainer(task, files, runtime, config, finetune_config=None, settings=None,
+                   flags=()):
     """A Trainer for the task, resumed from config.output_dir or initialized.
 
     Args:
@@ -108,6 +188,7 @@ def create_trainer(task, files, runtime, config, finetune_config=None, settings=
         task_settings(), the vocab and casing), checked against output_dir's
         record when its model is resumed, recorded otherwise; None checks
         nothing.
+      flags: The keys of settings that are a flag's name (flagged_settings()).
 
     Returns:
       The restored training_loop.Trainer.
@@ -116,9 +197,20 @@ def create_trainer(task, files, runtime, config, finetune_config=None, settings=
       run_checks.RunCheckError: a random head that run does not train.
       run_dir.RunDirError: output_dir's model is for another task, labels,
         vocab or casing.
+      FinetuneError: init_checkpoint's head is a fine-tuned run's, for other
+        labels or another problem type (check_loaded_head()).
     """
     tf.io.gfile.makedirs(config.output_dir)
     trainer = training_loop.Trainer(task, files.bert_config, runtime, config)
+    if trainer.is_chief and settings is not None:
+        # Before anything is written to the folder, and before the model's
+        # shapes are checked (restore()): another task's model of the same
+        # shape (SST-2's, resumed as CoLA's) must be neither trained on, nor
+        # scored, nor exported as this one, and another problem type's
+        # heads differ in shape, which the flag that differs explains better.
+        run_dir.check_settings(config.output_dir, "task", settings,
+                               resuming=trainer.training_checkpoints.latest() is not None,
+                               flags=flags)
     resumed = trainer.restore(files.init_checkpoint) == "resumed"
     if finetune_config is not None:
         # An export of the pretrained encoder with a random head would look
@@ -126,15 +218,13 @@ def create_trainer(task, files, runtime, config, finetune_config=None, settings=
         initialized = [] if resumed or trainer.load_report is None else (
             trainer.load_report.initialized)
         run = finetune_config.run
+        if not resumed and trainer.load_report is not None and settings is not None:
+            check_loaded_head(finetune_config.model.init_checkpoint, trainer.load_report,
+                              settings, run.do_train)
         run_checks.check_loaded_heads(
             initialized, finetune_config.model.init_checkpoint, run.do_train, run.do_eval,
             finetune_config.do_predict, finetune_config.export.export_dir,
             run.allow_random_weights)
-    if trainer.is_chief and settings is not None:
-        # Before anything is written to the folder: another task's model of
-        # the same shape (SST-2's, resumed as CoLA's) must be neither trained
-        # on, nor scored, nor exported as this one.
-        run_dir.check_settings(config.output_dir, "task", settings, resuming=resumed)
     if trainer.is_chief:
         # The folder holds what a conversion or a later run needs besides
         # the checkpoint: the config, the vocab, and the task's and casing's

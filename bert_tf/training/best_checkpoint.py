@@ -21,7 +21,9 @@ The best stands for the run's model once every step trained was evaluated:
 when the history's last row is at the step of the newest checkpoint
 (kept_best()). finetune.run then evaluates, predicts and exports with it. A
 run trained on afterwards without evaluating has no best that stands for it,
-and the log says so.
+and the log says so. A best that the history says was kept (an evaluation
+has a value of the main metric) but that is missing or damaged is refused
+(BestModelError), rather than another model used in its place.
 """
 
 import csv
@@ -104,6 +106,36 @@ def write_history(output_dir, rows):
         f.write(text.getvalue())
 
 
+class BestModelError(ValueError):
+    """A best model that a run's records say it kept, missing or damaged; the message says
+    what to do."""
+
+
+def _damaged(folder, what, output_dir):
+    """The BestModelError of a best model that cannot be read."""
+    return BestModelError(
+        f"{folder} {what}, though {os.path.join(output_dir, HISTORY_FILE)} records the "
+        "evaluations it was chosen by: restore it, or delete that history to use the newest "
+        "checkpoint instead, or give a new --output_dir")
+
+
+def _check_none_chosen(output_dir, history, metric):
+    """Refuses a folder without a best model whose history says one was chosen.
+
+    Args:
+      output_dir: The run's folder, which has no best model.
+      history: Its evaluations (read_history()), those that stand.
+      metric: The main metric; None: the folder has no history.
+
+    Raises:
+      BestModelError: some evaluation has a value of the main metric: a best
+        was kept, and is gone.
+    """
+    # A NaN never wins (BestKeeper.record): a history of NaNs keeps no best.
+    if metric is not None and any(not math.isnan(row.get(metric, math.nan)) for row in history):
+        raise _damaged(os.path.join(output_dir, BEST_DIR), "is missing", output_dir)
+
+
 def read_best(output_dir):
     """The best model kept in output_dir/best, or None.
 
@@ -112,37 +144,59 @@ def read_best(output_dir):
 
     Returns:
       A Best, or None when no best was kept.
+
+    Raises:
+      BestModelError: best.json cannot be read, or the weights it stands
+        beside are not there.
     """
     folder = os.path.join(output_dir, BEST_DIR)
     path = os.path.join(folder, BEST_FILE)
     if not tf.io.gfile.exists(path):
         return None
-    with tf.io.gfile.GFile(path) as f:
-        record = json.load(f)
-    return Best(record["step"], record["metric"], record["value"],
-                os.path.join(folder, WEIGHTS), record["metrics"])
+    try:
+        with tf.io.gfile.GFile(path) as f:
+            record = json.load(f)
+        best = Best(record["step"], record["metric"], record["value"],
+                    os.path.join(folder, WEIGHTS), record["metrics"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise _damaged(folder, f"is damaged ({BEST_FILE}: {type(error).__name__}: {error})",
+                       output_dir) from None
+    if not tf.io.gfile.exists(best.path + ".index"):
+        raise _damaged(folder, f"is damaged (no {WEIGHTS}.index)", output_dir)
+    return best
 
 
-def kept_best(output_dir, global_step):
+def kept_best(output_dir, global_step, metric):
     """The best model that stands for the run in output_dir at global_step, or None.
 
     It stands for the run when the run was evaluated through its last step:
     the history's last evaluation is at global_step. Otherwise (training went
     on without evaluating, or was cut between evaluations) a best that exists
-    is left unused, and the log says so.
+    is left unused, and the log says so. A run evaluated through its last
+    step whose history has a value of the main metric kept a best model: if
+    it is gone, using the newest checkpoint instead would score, predict and
+    export another model than the run's without a word, so it is refused.
 
     Args:
       output_dir: The run's folder.
       global_step: The step of the model restored from output_dir.
+      metric: The main metric, by which the best was chosen; None for a
+        folder without a history.
 
     Returns:
       A Best, or None.
+
+    Raises:
+      BestModelError: the best model the history says was kept is missing
+        or damaged.
     """
     best = read_best(output_dir)
-    if best is None:
-        return None
     history = read_history(output_dir)
     last = history[-1]["step"] if history else None
+    if best is None:
+        if last == global_step:
+            _check_none_chosen(output_dir, history, metric)
+        return None
     if last != global_step:
         logging.warning(
             "%s, the best at %s, is not used: the model was trained to step %d after its "
@@ -201,6 +255,10 @@ class BestKeeper:
           is_chief: Whether this process writes to output_dir.
           encoder: The BertModel being trained.
           heads: Its heads.
+
+        Raises:
+          BestModelError: output_dir's best model is damaged, or missing
+            though its history says one was kept.
         """
         self.output_dir = output_dir
         self.metric = metric
@@ -210,6 +268,9 @@ class BestKeeper:
         self.history = [row for row in read_history(output_dir) if row["step"] <= global_step]
         best = read_best(output_dir)
         self.best = best if best is not None and best.step <= global_step else None
+        if best is None:
+            # Training on would choose among later evaluations only.
+            _check_none_chosen(output_dir, self.history, metric)
         if self.best is not None:
             logging.info("The best model so far: %s, in %s.", self.best.describe(),
                          os.path.dirname(self.best.path))

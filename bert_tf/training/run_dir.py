@@ -10,13 +10,16 @@
 - check_settings(): a run records what defines it in
   output_dir/run_settings.json, in groups: the model's shapes ("model"), the
   training's settings ("training"), what the model is for ("task": the task,
-  its labels, the vocab, the casing) and what it trained on ("training
-  data": the files, by data/fingerprints.py, and how they were cut). A later run
+  its labels, the vocab, the casing), what it trained on ("training
+  data": the files, by data/fingerprints.py, and how they were cut) and
+  what its evaluations during training scored ("eval data"). A later run
   in the same folder that resumes, or scores or exports the folder's model,
   must have the same settings in every group it depends on, and otherwise is
-  refused, saying what differs, rather than resume another run's model or
-  report its numbers as its own. What may change: the data of evaluation and
-  prediction, their batch sizes and lengths, and a longer training
+  refused, saying what differs (led by the flags to give, where flags
+  differ), rather than resume another run's model or report its numbers as
+  its own. What may change: the data of a final evaluation (not that of
+  evaluations during training) and of prediction, their batch sizes and
+  lengths, and a longer training
   (num_train_steps, with the warmup that comes with it, may grow).
 - remove_debris(): checkpoint writes that a kill -9 cut short leave
   ckpt-N_temp folders behind, and writes of the best model (best_checkpoint.py)
@@ -103,18 +106,97 @@ def remove_debris(output_dir):
                 tf.io.gfile.rmtree(path)
 
 
+def read_settings(output_dir):
+    """The settings recorded in output_dir/run_settings.json, by group.
+
+    Args:
+      output_dir: A run's folder.
+
+    Returns:
+      {group: {key: value}}; empty when the folder records none.
+    """
+    path = os.path.join(output_dir, SETTINGS_FILE)
+    if not tf.io.gfile.exists(path):
+        return {}
+    with tf.io.gfile.GFile(path) as f:
+        return json.load(f)
+
+
+def run_folder(checkpoint):
+    """The run's folder of a training checkpoint, where its run_settings.json is.
+
+    Args:
+      checkpoint: A checkpoint prefix a run wrote: output_dir/ckpt-N, or its
+        best model's output_dir/best/model (best_checkpoint.py).
+
+    Returns:
+      The output_dir.
+    """
+    folder = os.path.dirname(checkpoint)
+    return os.path.dirname(folder) if os.path.basename(folder) == BEST_DIR else folder
+
+
+def as_flag(key, value):
+    """A setting as the flag of the same name gives it: "--labels=a,b", "--do_lower_case=false".
+
+    Args:
+      key: The setting's name, which is its flag's.
+      value: Its value, as run_settings.json holds it.
+
+    Returns:
+      The flag and its value, as a command line writes them; a dict (files
+      by their fingerprints) as "path (fingerprint)" each.
+    """
+    if isinstance(value, bool):
+        shown = str(value).lower()
+    elif isinstance(value, list | tuple):
+        shown = ",".join(str(item) for item in value)
+    elif isinstance(value, dict):
+        shown = ", ".join(f"{name} ({detail})" for name, detail in value.items())
+    else:
+        shown = str(value)
+    return f"--{key}={shown}"
+
+
 def _differences(recorded, settings, may_grow):
-    """The settings that differ from the record, each as "key: old there, new now"."""
+    """The keys whose setting differs from the record, sorted."""
     differences = []
     for key in sorted(set(recorded) | set(settings)):
         old, new = recorded.get(key), settings.get(key)
         grown = key in may_grow and old is not None and new is not None and new > old
         if old != new and not grown:
-            differences.append(f"{key}: {old!r} there, {new!r} now")
+            differences.append(key)
     return differences
 
 
-def check_settings(output_dir, group, settings, resuming, may_grow=()):
+def _described(recorded, settings, keys):
+    """Each key's difference as "key: old there, new now"."""
+    return "; ".join(f"{key}: {recorded.get(key)!r} there, {settings.get(key)!r} now"
+                     for key in keys)
+
+
+def _refusal(output_dir, group, recorded, settings, differences, flags):
+    """The one line of a folder whose record differs: led by the flags, where flags differ.
+
+    A setting that follows from a flag (the task's class from
+    --problem_type) is named after the flags, in parentheses.
+    """
+    flagged = [key for key in differences if key in flags and key in recorded
+               and key in settings]
+    if not flagged:
+        return (f"{output_dir} holds a run with other {group} settings ("
+                f"{_described(recorded, settings, differences)}): give another --output_dir "
+                "to start fresh, or delete that one")
+    # The fix is a flag's value: say which, and the folder's.
+    now = ", ".join(as_flag(key, settings[key]) for key in flagged)
+    there = ", ".join(as_flag(key, recorded[key]) for key in flagged)
+    others = [key for key in differences if key not in flagged]
+    also = f" (and {_described(recorded, settings, others)})" if others else ""
+    return (f"{now}: {output_dir} holds a run with {there}{also}; give "
+            f"{'that' if len(flagged) == 1 else 'those'}, or another --output_dir")
+
+
+def check_settings(output_dir, group, settings, resuming, may_grow=(), flags=()):
     """Checks a group of settings against the record when resuming; records them otherwise.
 
     Args:
@@ -123,33 +205,31 @@ def check_settings(output_dir, group, settings, resuming, may_grow=()):
         any run that resumes), "task" (what the model is for: checked by any
         run that uses the folder's model), "training" and "training data"
         (what the training's result depends on: checked by a run that goes
-        on training).
+        on training), "eval data" (what a run that evaluates during
+        training scores its best model on).
       settings: A JSON-serializable dict.
       resuming: Whether this run continues from the folder's checkpoint; a
         run that starts afresh replaces the group's record.
       may_grow: Keys whose value may be larger now than recorded (a longer
         training); the record then takes the new value.
+      flags: Keys that are the name of the flag that sets them: when such
+        keys differ, the message leads with the flags' values, now and in
+        the folder (as_flag()), since the fix is a flag.
 
     Raises:
       RunDirError: the folder records other settings for the group, naming
         each difference.
     """
-    path = os.path.join(output_dir, SETTINGS_FILE)
-    recorded = {}
-    if tf.io.gfile.exists(path):
-        with tf.io.gfile.GFile(path) as f:
-            recorded = json.load(f)
+    recorded = read_settings(output_dir)
     # A JSON round trip, so that tuples and lists compare alike.
     settings = json.loads(json.dumps(settings))
     if resuming and group in recorded:
         differences = _differences(recorded[group], settings, may_grow)
         if differences:
-            raise RunDirError(
-                f"{output_dir} holds a run with other {group} settings ("
-                f"{'; '.join(differences)}): give another --output_dir to start fresh, or "
-                "delete that one")
+            raise RunDirError(_refusal(output_dir, group, recorded[group], settings,
+                                       differences, flags))
         if recorded[group] == settings:
             return
     recorded[group] = settings
-    with io_utils.atomic_write(path, "w") as f:
+    with io_utils.atomic_write(os.path.join(output_dir, SETTINGS_FILE), "w") as f:
         json.dump(recorded, f, indent=2, sort_keys=True)

@@ -799,8 +799,10 @@ def test_a_rerun_with_other_settings_is_refused_saying_what_differs(
     with pytest.raises(run_dir.RunDirError, match="learning_rate: 0.001 there, 0.002 now"):
         run_main("--task_name=MRPC", "--do_train",
                  *small_flags(google_checkpoint, data_dir, output_dir), "--learning_rate=2e-3")
-    # Another task's model (3 labels, not 2) is refused before its checkpoint is read.
-    with pytest.raises(run_dir.RunDirError, match="other model settings"):
+    # Another task's model (3 labels, not 2) is refused before its checkpoint is read,
+    # naming the flag to give.
+    with pytest.raises(run_dir.RunDirError, match=(
+            "^--task_name=mnli: .* holds a run with --task_name=mrpc \\(and labels: ")):
         run_main("--task_name=MNLI", "--do_eval",
                  *small_flags(google_checkpoint, copy_task("MNLI", tmp_path), output_dir))
 
@@ -820,12 +822,14 @@ def test_another_task_of_the_same_shape_is_refused_and_legitimate_changes_are_no
     for actions in (["--do_train", "--do_eval"], ["--do_eval"],
                     [f"--export_dir={tmp_path / 'export'}"]):
         with pytest.raises(run_dir.RunDirError,
-                           match="other task settings \\(task_name: 'sst-2' there, 'cola' now"):
+                           match="^--task_name=cola: .* holds a run with --task_name=sst-2; "
+                                 "give that, or another --output_dir"):
             run_main("--task_name=CoLA", *actions,
                      *small_flags(google_checkpoint, cola, output_dir))
     assert not (output_dir / "eval_results.txt").exists()
     assert not (tmp_path / "export").exists()
-    with pytest.raises(run_dir.RunDirError, match="do_lower_case: True there, False now"):
+    with pytest.raises(run_dir.RunDirError, match="^--do_lower_case=false: .* holds a run with "
+                                                  "--do_lower_case=true; give that"):
         sst2_run("--do_eval", "--do_lower_case=false")
 
     # Allowed: scoring the model on other data, with another batch size and length.

@@ -173,11 +173,38 @@ def test_a_later_run_predicts_with_the_saved_labels_and_refuses_others(single_ru
                            f"--output_dir={output_dir}", f"--init_checkpoint={checkpoint}",
                            "--do_lower_case=false", "--labels=billing,bug,feature,account,praise",
                            "--max_seq_length=32")
-    assert one_error_line(other).startswith(
-        f"run_classifier.py: error: {output_dir} holds a run with other task settings (labels")
+    assert one_error_line(other) == (
+        "run_classifier.py: error: --labels=billing,bug,feature,account,praise: "
+        f"{output_dir} holds a run with --labels={','.join(FIVE_LABELS)}; give that, or "
+        "another --output_dir")
 
 
-@pytest.mark.parametrize("case", ["label outside the list", "empty label", "missing column"])
+def test_a_fine_tuned_run_loaded_with_its_labels_in_another_order_is_refused(
+        single_run, tmp_path):
+    output_dir, _ = single_run
+    test = tmp_path / "new.csv"
+    test.write_text("text\nI was charged twice this month.\n", encoding="utf-8")
+    result = run_classifier("--do_predict", f"--predict_file={test}",
+                            f"--output_dir={tmp_path / 'out'}", f"--init_checkpoint={output_dir}",
+                            "--do_lower_case=false", "--labels=billing,bug,feature,account,praise",
+                            "--max_seq_length=32", "--jit_compile=false")
+    assert one_error_line(result) == (
+        "run_classifier.py: error: --labels=billing,bug,feature,account,praise: "
+        f"--init_checkpoint={output_dir}'s head was trained with --labels="
+        f"{','.join(FIVE_LABELS)} (in {output_dir}), the same labels in another order: give "
+        "them in that order")
+    assert not (tmp_path / "out" / "predictions.csv").exists()
+    # Without --labels, the folder's label_list.txt gives them, in its order.
+    result = run_classifier("--do_predict", f"--predict_file={test}",
+                            f"--output_dir={tmp_path / 'out'}", f"--init_checkpoint={output_dir}",
+                            "--do_lower_case=false", "--max_seq_length=32", "--jit_compile=false")
+    assert result[0] == 0, result[1][-3000:]
+    assert read_rows(tmp_path / "out" / "predictions.csv")[0] == ["id", "text", "label",
+                                                                   *FIVE_LABELS]
+
+
+@pytest.mark.parametrize("case", ["label outside the list", "empty label", "missing column",
+                                  "eval file without evaluation"])
 def test_a_bad_file_is_one_line_naming_file_line_and_column(checkpoint, tmp_path, case):
     train = tmp_path / "train.csv"
     rows = "id,text,label\n1,the man,billing\n2,the dog,bug\n"
@@ -190,11 +217,16 @@ def test_a_bad_file_is_one_line_naming_file_line_and_column(checkpoint, tmp_path
     elif case == "empty label":
         train.write_text(rows + "3,the city,\n", encoding="utf-8")
         expected = f"{train}:4: column 'label': empty label cell"
-    else:
+    elif case == "missing column":
         train.write_text(rows, encoding="utf-8")
         flags = ["--label_column=category"]
         expected = (f"{train}:1: no column 'category' (--label_column); its columns are: id, "
                     "text, label")
+    else:
+        train.write_text(rows, encoding="utf-8")
+        flags = [f"--eval_file={train}"]
+        expected = (f"--eval_file={train} is read by --do_eval (or --eval_every_steps) alone: "
+                    "add it, or leave --eval_file out")
     result = run_classifier("--do_train", f"--train_file={train}",
                             f"--init_checkpoint={checkpoint}",
                             f"--output_dir={tmp_path / 'out'}", "--do_lower_case=false",
@@ -251,6 +283,19 @@ def test_multi_label_scores_each_label_and_writes_every_label_over_the_threshold
         assert row[2] == "|".join(tag for tag, p in zip(TAGS, probabilities, strict=True)
                                   if p >= 0.5)
     assert [row[1] for row in rows[1:]] == [row[0] for row in read_rows(tmp / "dev.csv")[1:]]
+
+
+def test_an_export_without_the_runs_problem_type_names_the_flag(multi_run, checkpoint,
+                                                               tmp_path):
+    _, output_dir, _ = multi_run
+    result = run_classifier(f"--output_dir={output_dir}", f"--init_checkpoint={checkpoint}",
+                            "--do_lower_case=false", "--max_seq_length=32",
+                            "--jit_compile=false", f"--export_dir={tmp_path / 'model'}")
+    assert one_error_line(result) == (
+        f"run_classifier.py: error: --problem_type=single_label: {output_dir} holds a run with "
+        "--problem_type=multi_label (and task: 'MultiLabelTask' there, 'ClassificationTask' "
+        "now); give that, or another --output_dir")
+    assert not (tmp_path / "model").exists()
 
 
 def test_multi_label_export_and_predict_text_give_the_names(multi_run):

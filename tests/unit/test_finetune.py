@@ -19,6 +19,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf import configs, finetune
+from bert_tf.checkpoints import checkpoints
 from bert_tf.data import conll, glue
 from bert_tf.tasks import ClassificationTask, TaggingTask
 from bert_tf.text import tokenization
@@ -222,3 +223,36 @@ def test_a_task_or_data_of_another_max_seq_length_is_refused_before_any_work(tmp
                        "config, 64 in ClassificationTask, 32 in GlueData"):
         finetune.run(config, ClassificationTask(2, max_seq_length=64), data, None, None)
     assert not (tmp_path / "output").exists()
+
+
+@pytest.mark.parametrize("labels,problem_type,trains,message", [
+    (["b", "a", "c"], "single_label", True,
+     "--labels=b,a,c: --init_checkpoint={run}'s head was trained with --labels=a,b,c (in "
+     "{run}), the same labels in another order: give them in that order"),
+    (["x", "y", "z"], "single_label", False,
+     "--labels=x,y,z: --init_checkpoint={run}'s head was trained with --labels=a,b,c (in "
+     "{run}); give that, or --do_train to train the head anew"),
+    (["a", "b", "c"], "multi_label", False,
+     "--problem_type=multi_label: --init_checkpoint={run}'s head was trained with "
+     "--problem_type=single_label"),
+    (["x", "y", "z"], "single_label", True, None),
+    (["a", "b", "c"], "single_label", False, None),
+])
+def test_a_fine_tuned_runs_head_is_loaded_only_for_its_labels_and_problem_type(
+        tmp_path, labels, problem_type, trains, message):
+    run = tmp_path / "run"
+    (run / "best").mkdir(parents=True)
+    (run / "run_settings.json").write_text(json.dumps(
+        {"task": {"problem_type": "single_label", "labels": ["a", "b", "c"]}}))
+    for prefix in (run / "ckpt-6", run / "best" / "model"):
+        report = checkpoints.LoadReport("tf2", str(prefix), ["bert/kernel"], [], [])
+        settings = {"problem_type": problem_type, "labels": labels}
+        if message is None:
+            finetune.check_loaded_head(str(run), report, settings, trains)
+            continue
+        with pytest.raises(finetune.FinetuneError) as error:
+            finetune.check_loaded_head(str(run), report, settings, trains)
+        assert str(error.value).startswith(message.format(run=run))
+    # A pretrained checkpoint's head is not loaded: nothing to check.
+    report = checkpoints.LoadReport("tf2", str(run / "ckpt-6"), [], ["output_bias"], [])
+    finetune.check_loaded_head(str(run), report, {"labels": ["b", "a", "c"]}, True)

@@ -256,6 +256,7 @@ class ConllData(protocol.FinetuneData):
 
     eval_splits = ("valid",)
     predict_splits = ("predict",)
+    flagged_settings = ("labels",)
 
     def __init__(self, settings, tokenizer, data_dir=None, predict_file=None, labels=None,
                  output_dir=None):

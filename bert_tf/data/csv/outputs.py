@@ -10,9 +10,10 @@
     its text(s), the prediction in the label column (the label's name; for
     multi_label every label at or above the threshold, joined by the label
     separator, empty for none; the value for regression), and for
-    classification one column of probability per label, named by it. The
-    columns keep the predict file's names, so that the file reads back as
-    data.
+    classification one column of probability per label, named by it (by
+    probability_<label> each where a label is named like another column:
+    probability_columns()). The columns keep the predict file's names, so
+    that the file reads back as data.
 """
 
 import csv
@@ -46,6 +47,28 @@ def predicted_labels(probabilities, references):
     return [labels[index] for index in np.asarray(probabilities).argmax(-1)]
 
 
+def probability_columns(labels, columns):
+    """The names of the probability columns: each label's, unless one is taken.
+
+    A label's name is the easiest header to read, and the one a user looks
+    for. But a label named like one of the file's other columns (id, text,
+    label) would make a header that names a column twice, which
+    csv.DictReader reads as one column and pandas renames: then every
+    probability column is named probability_<label>, so that the file keeps
+    one naming throughout.
+
+    Args:
+      labels: The label names, in the model's order.
+      columns: The file's other columns' names.
+
+    Returns:
+      A list of column names, one per label.
+    """
+    if set(labels) & set(columns):
+        return [f"probability_{label}" for label in labels]
+    return list(labels)
+
+
 def write_predictions(path, predictions, references):
     """Writes the predictions file (see the module docstring).
 
@@ -61,7 +84,7 @@ def write_predictions(path, predictions, references):
     header.append(columns["label"] or "label")
     classifies = references.problem_type != REGRESSION
     if classifies:
-        header += references.labels
+        header += probability_columns(references.labels, header)
     quoting = ({"quoting": csv.QUOTE_NONE, "escapechar": "\\"} if references.delimiter == "\t"
                else {})
     with io_utils.atomic_write(path, "w") as f:

@@ -141,11 +141,13 @@ def read_table(path, flag, delimiter=None):
 
     Raises:
       FileNotFoundError: the file does not exist.
-      LabelledDataError: the file is empty, not UTF-8, badly quoted, or has a
-        row of another width than its header.
+      LabelledDataError: the path is a folder, or the file is empty, not
+        UTF-8, badly quoted, or has a row of another width than its header.
     """
     if not tf.io.gfile.exists(path):
         raise FileNotFoundError(f"{flag}: no such file: {path}")
+    if tf.io.gfile.isdir(path):
+        raise LabelledDataError(f"{flag}={path} is a folder; give a .csv or .tsv file")
     separator = delimiter_for(path, delimiter)
     # A TSV cell holds no tab nor line break: quotes are text there, as in GLUE.
     quoting = {"quoting": csv.QUOTE_NONE} if separator == "\t" else {"strict": True}

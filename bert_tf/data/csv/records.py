@@ -20,6 +20,7 @@ import os
 import numpy as np
 from absl import logging
 
+from bert_tf import messages
 from bert_tf.data import protocol
 from bert_tf.data.csv import labels as label_lists
 from bert_tf.data.csv.outputs import write_outputs
@@ -36,6 +37,8 @@ from bert_tf.data.csv.settings import (
 from bert_tf.data.fingerprints import fingerprints
 from bert_tf.text import tokenization
 
+# The lines a warning about rows names, at most.
+_LINES_SHOWN = 5
 # The flag that names each split's file, and the action that reads it.
 _FILE_FLAGS = {"train": ("--train_file", "--do_train"),
                "dev": ("--eval_file", "--do_eval (or --eval_every_steps)"),
@@ -91,6 +94,20 @@ class LabelledReferences:
     truncated: int = 0
 
 
+def _warn_empty_texts(path, examples):
+    """Warns, in one line, of rows whose text (or second text) is empty: the model reads
+    nothing of them, which a user means rarely and sees nowhere else."""
+    lines = [example.line for example in examples
+             if not example.text_a.strip()
+             or (example.text_b is not None and not example.text_b.strip())]
+    if lines:
+        count = "1 row has" if len(lines) == 1 else f"{len(lines)} rows have"
+        shown = ", ".join(str(line) for line in lines[:_LINES_SHOWN])
+        more = " ..." if len(lines) > _LINES_SHOWN else ""
+        messages.warn(f"{path}:{lines[0]}: {count} an empty text (line{'s' * (len(lines) > 1)} "
+                      f"{shown}{more}); the model reads no text there")
+
+
 class LabelledData(protocol.FinetuneData):
     """The CSV or TSV files of one run on data of one's own, for finetune.run.
 
@@ -102,8 +119,9 @@ class LabelledData(protocol.FinetuneData):
 
     eval_splits = ("dev",)
     predict_splits = ("test",)
+    flagged_settings = ("problem_type", "labels", "eval_file")
 
-    def __init__(self, config, tokenizer, max_seq_length, output_dir=None):
+    def __init__(self, config, tokenizer, max_seq_length, output_dir=None, model_dir=None):
         """Describes the data; nothing is read before read().
 
         Args:
@@ -111,11 +129,15 @@ class LabelledData(protocol.FinetuneData):
           tokenizer: The model's tokenization.FullTokenizer.
           max_seq_length: Tokens per record.
           output_dir: The run's folder, where a training run's label_list.txt is.
+          model_dir: The folder of the fine-tuned run whose model the run starts
+            from (--init_checkpoint's), or None: its label_list.txt gives the
+            labels when nothing before it does.
         """
         self.config = config
         self.tokenizer = tokenizer
         self.max_seq_length = max_seq_length
         self.output_dir = output_dir
+        self.model_dir = model_dir
         self.examples = {}
         self.id_columns = {}
         self._records = {}
@@ -125,14 +147,18 @@ class LabelledData(protocol.FinetuneData):
         # The column names, once the first file has resolved them.
         self.columns = None
 
+    def _given_file(self, split):
+        """The file its flag gives a split, or None."""
+        return {"train": self.config.train_file, "dev": self.config.eval_file,
+                "test": self.config.predict_file}[split]
+
     def path(self, split):
         """The file of a split, as its flag gives it.
 
         Raises:
           LabelledDataError: the flag is not given.
         """
-        path = {"train": self.config.train_file, "dev": self.config.eval_file,
-                "test": self.config.predict_file}[split]
+        path = self._given_file(split)
         if not path:
             flag, action = _FILE_FLAGS[split]
             raise LabelledDataError(f"{action} needs {flag}")
@@ -152,7 +178,7 @@ class LabelledData(protocol.FinetuneData):
 
     def labels(self):
         """The label names in the model's order: --labels, --labels_file, the training
-        file's (sorted), or output_dir's label_list.txt; empty for regression.
+        file's (sorted), output_dir's label_list.txt, or model_dir's; empty for regression.
 
         Raises:
           LabelledDataError: none of these is at hand, or a list is not usable.
@@ -164,10 +190,12 @@ class LabelledData(protocol.FinetuneData):
         if self.problem_type == REGRESSION:
             self._labels, self._label_source = [], None
         elif config.labels:
-            self._labels = label_lists.check_label_list(config.labels, "--labels")
+            self._labels = label_lists.check_label_list(config.labels, "--labels",
+                                                        self._separator)
             self._label_source = "--labels"
         elif config.labels_file:
-            self._labels = label_lists.read_label_file(config.labels_file, "--labels_file")
+            self._labels = label_lists.read_label_file(config.labels_file, "--labels_file",
+                                                       self._separator)
             self._label_source = config.labels_file
         elif "train" in self.examples:
             found = [label for example in self.examples["train"]
@@ -177,11 +205,20 @@ class LabelledData(protocol.FinetuneData):
         elif self.output_dir and os.path.exists(saved):
             self._labels = label_lists.read_label_file(saved, "--output_dir")
             self._label_source = saved
+        elif self.model_dir and os.path.exists(os.path.join(self.model_dir,
+                                                            label_lists.LABEL_FILE)):
+            self._label_source = os.path.join(self.model_dir, label_lists.LABEL_FILE)
+            self._labels = label_lists.read_label_file(self._label_source, "--init_checkpoint")
         else:
             raise LabelledDataError(
                 f"no labels: give --labels, --labels_file or --do_train with --train_file "
                 f"(a training run writes them to {saved})")
         return self._labels
+
+    @property
+    def _separator(self):
+        """The label separator no label may hold: multi_label's; None otherwise."""
+        return self.config.label_separator if self.problem_type == MULTI_LABEL else None
 
     def _as_tuple(self, label):
         """A label cell's labels, as a tuple."""
@@ -195,6 +232,14 @@ class LabelledData(protocol.FinetuneData):
                               required=False)
         label = table.column(config.label_column, "--label_column", LABEL_COLUMNS,
                              required=labelled)
+        flags = {"--text_column": text, "--text_b_column": text_b, "--label_column": label}
+        named = [(flag, index) for flag, index in flags.items() if index is not None]
+        for position, (flag, index) in enumerate(named):
+            for other, other_index in named[position + 1:]:
+                if index == other_index:
+                    raise LabelledDataError(
+                        f"{table.path}:1: {flag} and {other} both name the column "
+                        f"{table.columns[index]!r}: give each its own column")
         return {"text": table.columns[text],
                 "text_b": None if text_b is None else table.columns[text_b],
                 "label": None if label is None else table.columns[label]}
@@ -215,6 +260,8 @@ class LabelledData(protocol.FinetuneData):
         id_index = table.column(self.config.id_column, "--id_column", ID_COLUMNS,
                                 required=False)
         self.id_columns[split] = None if id_index is None else table.columns[id_index]
+        if labelled:
+            self._check_label_column(table, label)
         examples = []
         for line, cells in table.rows:
             value = None
@@ -231,7 +278,27 @@ class LabelledData(protocol.FinetuneData):
                 label=value))
         if not examples:
             raise LabelledDataError(f"{table.path}: no rows after the header")
+        if split == "train" and self.problem_type != REGRESSION and not (
+                label_lists.check_label_variety([self._as_tuple(e.label) for e in examples])):
+            raise LabelledDataError(
+                f"{table.path}: column {self.columns['label']!r} holds a different label in "
+                f"each of its {len(examples)} rows, which would train one class per row: "
+                "give the labels' column as --label_column (or, for a number per row, "
+                "--problem_type=regression)")
+        _warn_empty_texts(table.path, examples)
         return examples
+
+    def _check_label_column(self, table, label):
+        """Refuses label cells of another problem type or separator
+        (label_lists.check_separators), naming path:line and the flag to give."""
+        known = set(self.labels()) if self.config.labels or self.config.labels_file else ()
+        found = label_lists.check_separators(
+            [(line, cells[label]) for line, cells in table.rows], self.problem_type,
+            self.config.label_separator, known)
+        if found is not None:
+            line, message = found
+            raise LabelledDataError(f"{table.path}:{line}: column {self.columns['label']!r}: "
+                                    f"{message}")
 
     def _targets(self, split):
         """The split's labels as the model's targets; None for the test split.
@@ -312,6 +379,37 @@ class LabelledData(protocol.FinetuneData):
                 self.path(split), truncated, len(records), self.max_seq_length)
         return records
 
+    def check_scorable(self, split):
+        """Refuses a regression dev set whose values are all equal: pearson and spearman,
+        by which it is scored and its best model chosen, are undefined on it.
+
+        Raises:
+          LabelledDataError: naming the file and the column.
+        """
+        if self.problem_type != REGRESSION:
+            return
+        values = {example.label for example in self.examples[split]}
+        if len(values) < 2:
+            raise LabelledDataError(
+                f"{self.path(split)}: every value of column {self.columns['label']!r} is "
+                f"{values.pop():g}: pearson and spearman, which score a regression, are "
+                "undefined without variation; give a dev file whose values vary")
+
+    def check_files_read(self, splits):
+        """Refuses a file given for a split the run does not read: its flag would do nothing.
+
+        Args:
+          splits: The splits the run reads (finetune.splits_to_read()).
+
+        Raises:
+          LabelledDataError: naming the file's flag and the action that reads it.
+        """
+        for split, (flag, action) in _FILE_FLAGS.items():
+            path = self._given_file(split)
+            if path and split not in splits:
+                raise LabelledDataError(f"{flag}={path} is read by {action} alone: add it, "
+                                        f"or leave {flag} out")
+
     def num_train_examples(self):
         """The training examples."""
         return len(self.examples["train"])
@@ -373,6 +471,10 @@ class LabelledData(protocol.FinetuneData):
         if self.problem_type == MULTI_LABEL:
             settings["label_separator"] = self.config.label_separator
         return settings
+
+    def eval_settings(self):
+        """The eval file, by its fingerprint."""
+        return {"eval_file": fingerprints([self.path("dev")])}
 
     def write_run_files(self, output_dir):
         """Writes label_list.txt, which a later run without --do_train reads back."""

@@ -105,4 +105,8 @@ class LabelledDataConfig:
         "|", "multi_label: what separates the labels of one cell.")
     threshold: float = setting(
         0.5, "multi_label: a label is predicted when its probability is at least this, in "
-        "eval_results, predictions.csv and the export.", lower_bound=0.0, upper_bound=1.0)
+        "eval_results, predictions.csv and the export; strictly between 0 and 1.",
+        # At 0 every label is predicted for every row, at 1 none: neither is a model's answer.
+        check=lambda value: 0 < value < 1,
+        check_message="--threshold must be strictly between 0 and 1: at 0 every label is "
+        "predicted for every row, at 1 none")

@@ -91,6 +91,9 @@ def convert_example(example, label_map, max_seq_length, tokenizer, is_regression
 class GlueData(protocol.FinetuneData):
     """The splits of one GLUE (or XNLI) task, for run_classifier.py's finetune.run."""
 
+    # The labels follow from --task_name.
+    flagged_settings = ("task_name",)
+
     def __init__(self, processor, tokenizer, max_seq_length, data_dir=None, tfds_name=None,
                  max_examples=None):
         """Describes the data; nothing is read before read().
@@ -159,6 +162,14 @@ class GlueData(protocol.FinetuneData):
         if self.train_split in self.max_examples:
             settings["max_train_examples"] = self.max_examples[self.train_split]
         return settings
+
+    def eval_settings(self):
+        """The first dev file (or the TFDS name) that evaluation during training scores."""
+        if self.tfds_name:
+            return {"dev_data": f"TensorFlow Datasets {self.tfds_name}"}
+        split = self.eval_splits[0]
+        return {"dev_data": fingerprints([self.processor.split_path(
+            self.data_dir, self.processor.split_files[split])])}
 
     def references(self, split):
         """A GlueReferences; without label ids for a test split."""

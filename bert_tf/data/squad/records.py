@@ -96,6 +96,7 @@ class SquadData(protocol.FinetuneData):
 
     eval_splits = ("eval",)
     predict_splits = ("eval",)
+    flagged_settings = ("version_2_with_negative",)
     # The official evaluation scores predictions.json: it is written whenever
     # the dev file is scored.
     eval_writes_outputs = True

@@ -8,7 +8,7 @@ import tensorflow as tf
 from absl import flags
 
 from bert_tf import configs, finetune, settings
-from bert_tf.cli import config_flags, script_flags
+from bert_tf.cli import config_flags, labelled_data_flags, script_flags
 from bert_tf.runtime import distribution
 
 
@@ -152,3 +152,16 @@ def test_flag_bounds_and_checks_come_from_the_settings():
     script_flags.finetuning_flags(flag_values=values)
     with pytest.raises(flags.IllegalFlagValueError, match="train_batch_size"):
         values(["prog", "--output_dir=/tmp/run", "--train_batch_size=0"])
+
+
+@pytest.mark.parametrize("threshold", ["0", "1.0", "-0.1", "1.5"])
+def test_a_multi_label_threshold_outside_0_and_1_is_refused(threshold):
+    values = flags.FlagValues()
+    labelled_data_flags.define_flags(values)
+    with pytest.raises(flags.IllegalFlagValueError, match="--threshold must be strictly "
+                       "between 0 and 1: at 0 every label is predicted for every row"):
+        values(["prog", f"--threshold={threshold}"])
+    values = flags.FlagValues()
+    defined = labelled_data_flags.define_flags(values)
+    values(["prog", "--threshold=0.3", "--problem_type=multi_label"])
+    assert labelled_data_flags.config(defined).threshold == 0.3

@@ -10,6 +10,7 @@ known in advance; everything else is the real run.
 import json
 import logging
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from bert_tf import configs, finetune
 from bert_tf.data import conll, glue, squad, swag
 from bert_tf.tasks import ClassificationTask
-from bert_tf.training import best_checkpoint
+from bert_tf.training import best_checkpoint, run_dir
 from tests import helpers
 from tests.helpers.tiny_models import tiny_google_checkpoint
 
@@ -36,8 +37,8 @@ class ScriptedData(glue.GlueData):
     predictions are kept, to compare the models that made them.
     """
 
-    def __init__(self, values, tokenizer):
-        super().__init__(glue.get_processor("MRPC"), tokenizer, 32, data_dir=MRPC)
+    def __init__(self, values, tokenizer, data_dir=MRPC):
+        super().__init__(glue.get_processor("MRPC"), tokenizer, 32, data_dir=data_dir)
         self.values = list(values)
         self.scored = []
 
@@ -54,13 +55,15 @@ def checkpoint(tmp_path_factory):
     return tiny_google_checkpoint(str(tmp_path_factory.mktemp("google")), VOCAB)[0]
 
 
-def fine_tune(checkpoint, output_dir, values, do_eval=False, export_dir=None, **settings):
-    """finetune.run on MRPC with ScriptedData; returns (data, FinetuneResult).
+def fine_tune(checkpoint, output_dir, values, do_eval=False, export_dir=None, do_train=True,
+              data_dir=MRPC, **settings):
+    """finetune.run on MRPC (or a copy in data_dir) with ScriptedData; returns (data,
+    FinetuneResult).
 
     settings: FinetuneConfig's own settings (epochs, evaluation during training).
     """
     config = configs.FinetuneConfig(
-        run=configs.RunSettings(output_dir=str(output_dir), do_train=True, do_eval=do_eval),
+        run=configs.RunSettings(output_dir=str(output_dir), do_train=do_train, do_eval=do_eval),
         model=configs.ModelSettings(init_checkpoint=checkpoint, max_seq_length=32),
         batches=configs.BatchSizes(train_batch_size=2, eval_batch_size=2),
         predict_batch_size=2, optimizer=configs.OptimizerSettings(learning_rate=1e-3),
@@ -70,7 +73,7 @@ def fine_tune(checkpoint, output_dir, values, do_eval=False, export_dir=None, **
     processor = glue.get_processor("MRPC")
     task = ClassificationTask(2, sentence_pairs=True, max_seq_length=config.model.max_seq_length,
                               label_list=processor.get_labels())
-    data = ScriptedData(values, files.tokenizer())
+    data = ScriptedData(values, files.tokenizer(), data_dir)
     return data, finetune.run(config, task, data, files, runtime)
 
 
@@ -123,9 +126,13 @@ def test_the_best_model_is_kept_and_evaluated_predicted_and_exported(checkpoint,
 def test_early_stopping_stops_stays_stopped_and_a_resumed_run_keeps_the_best(
         checkpoint, tmp_path, caplog):
     output_dir = tmp_path / "output"
+    # A copy of MRPC, whose dev set changes at the end.
+    mrpc = tmp_path / "MRPC"
+    shutil.copytree(MRPC, mrpc)
     caplog.set_level(logging.INFO, logger="absl")
     # Evaluated every step, the metric never gains after step 1: patience 2 stops at 3.
-    stopping = {"num_train_epochs": 8.0, "eval_every_steps": 1, "early_stopping_patience": 2}
+    stopping = {"num_train_epochs": 8.0, "eval_every_steps": 1, "early_stopping_patience": 2,
+                "data_dir": str(mrpc)}
     _, result = fine_tune(checkpoint, output_dir, [0.5] * 8, **stopping)
     assert result.trainer.global_step == 3
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-3")
@@ -141,10 +148,36 @@ def test_early_stopping_stops_stays_stopped_and_a_resumed_run_keeps_the_best(
     # Without early stopping it trains on, and the best so far is read back: step 4's
     # 0.4 does not beat step 1's 0.5; step 5's 0.9 does.
     _, result = fine_tune(checkpoint, output_dir, [0.4, 0.9, 0.1, 0.1, 0.1],
-                          num_train_epochs=8.0, eval_every_steps=1)
+                          num_train_epochs=8.0, eval_every_steps=1, data_dir=str(mrpc))
     assert result.trainer.global_step == 8
     assert history_steps(output_dir) == list(range(1, 9))
     assert best_checkpoint.read_best(str(output_dir)).step == 5
+    # Going on with another dev set would compare its scores with the first set's best.
+    with open(mrpc / "dev.tsv", "a", encoding="utf-8") as f:
+        f.write("1\t7\t8\tthe man\tthe dog\n")
+    with pytest.raises(run_dir.RunDirError) as error:
+        fine_tune(checkpoint, output_dir, [], num_train_epochs=9.0, eval_every_steps=1,
+                  data_dir=str(mrpc))
+    assert str(error.value).startswith(f"{output_dir} holds a run with other eval data "
+                                       "settings (dev_data: ")
+    assert history_steps(output_dir) == list(range(1, 9))
+    # A best model the history says was kept is used, or its loss refused: never replaced
+    # by the newest checkpoint without a word.
+    shutil.copy(os.path.join(MRPC, "dev.tsv"), mrpc / "dev.tsv")
+    (output_dir / "best" / "best.json").write_text("{")
+    for do_train in (False, True):
+        with pytest.raises(best_checkpoint.BestModelError, match=(
+                f"^{output_dir / 'best'} is damaged \\(best.json: JSONDecodeError")):
+            fine_tune(checkpoint, output_dir, [], do_train=do_train, do_eval=True,
+                      num_train_epochs=8.0, eval_every_steps=1 if do_train else 0,
+                      data_dir=str(mrpc))
+    shutil.rmtree(output_dir / "best")
+    with pytest.raises(best_checkpoint.BestModelError) as error:
+        fine_tune(checkpoint, output_dir, [], do_train=False, do_eval=True, data_dir=str(mrpc))
+    assert str(error.value) == (
+        f"{output_dir / 'best'} is missing, though {output_dir / 'eval_history.tsv'} records "
+        "the evaluations it was chosen by: restore it, or delete that history to use the "
+        "newest checkpoint instead, or give a new --output_dir")
 
 
 def test_settings_that_cannot_work_are_refused(checkpoint, tmp_path):

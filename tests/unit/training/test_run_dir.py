@@ -93,3 +93,36 @@ def test_a_longer_training_may_resume_and_a_shorter_one_may_not(tmp_path):
         run_dir.check_settings(folder, "training", {"num_train_steps": 30,
                                                     "num_warmup_steps": 2,
                                                     "learning_rate": 2e-3}, True, grow)
+
+
+def test_a_difference_in_flags_alone_names_the_flags_to_give(tmp_path):
+    folder = str(tmp_path)
+    flags = ("problem_type", "labels")
+    run_dir.check_settings(folder, "task", {"problem_type": "single_label", "labels": ["a", "b"],
+                                            "vocab": "12 bytes"}, False, flags=flags)
+    with pytest.raises(run_dir.RunDirError) as error:
+        run_dir.check_settings(folder, "task", {"problem_type": "multi_label",
+                                                "labels": ["a", "b"], "vocab": "12 bytes"},
+                               True, flags=flags)
+    assert str(error.value) == (f"--problem_type=multi_label: {folder} holds a run with "
+                                "--problem_type=single_label; give that, or another "
+                                "--output_dir")
+    with pytest.raises(run_dir.RunDirError, match=(
+            f"--labels=b,a, --problem_type=multi_label: {folder} holds a run with --labels=a,b, "
+            "--problem_type=single_label; give those")):
+        run_dir.check_settings(folder, "task", {"problem_type": "multi_label",
+                                                "labels": ["b", "a"], "vocab": "12 bytes"},
+                               True, flags=flags)
+    # A key no flag sets is named after the flags; alone, in the general form.
+    with pytest.raises(run_dir.RunDirError, match=(
+            "--problem_type=multi_label: .* holds a run with --problem_type=single_label "
+            r"\(and vocab: '12 bytes' there, '13 bytes' now\); give that")):
+        run_dir.check_settings(folder, "task", {"problem_type": "multi_label",
+                                                "labels": ["a", "b"], "vocab": "13 bytes"},
+                               True, flags=flags)
+    with pytest.raises(run_dir.RunDirError, match=(
+            r"other task settings \(vocab: '12 bytes' there, '13 bytes' now\): give another "
+            "--output_dir")):
+        run_dir.check_settings(folder, "task", {"problem_type": "single_label",
+                                                "labels": ["a", "b"], "vocab": "13 bytes"},
+                               True, flags=flags)

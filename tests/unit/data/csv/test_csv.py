@@ -22,10 +22,10 @@ def write(path, text):
     return str(path)
 
 
-def data(config, output_dir=None, max_seq_length=16):
+def data(config, output_dir=None, max_seq_length=16, model_dir=None):
     return csv.LabelledData(
         config, tokenization.FullTokenizer(VOCAB, do_lower_case=True), max_seq_length,
-        output_dir)
+        output_dir, model_dir)
 
 
 def test_csv_cells_may_hold_quoted_commas_and_line_breaks(tmp_path):
@@ -154,6 +154,16 @@ def test_long_texts_are_cut_and_counted(tmp_path):
     assert cut.references("dev").truncated == 1
 
 
+def test_the_labels_of_the_run_folder_a_model_comes_from_are_read_last(tmp_path):
+    path = write(tmp_path / "a.csv", "text\nfine\n")
+    (tmp_path / "model").mkdir()
+    label_lists.write_label_file(str(tmp_path / "model"), ["neg", "pos", "mixed"])
+    later = data(csv.LabelledDataConfig(predict_file=path), output_dir=str(tmp_path / "out"),
+                 model_dir=str(tmp_path / "model"))
+    later.read(["test"])
+    assert later.labels() == ["neg", "pos", "mixed"]
+
+
 def test_no_labels_at_hand_says_where_they_come_from(tmp_path):
     path = write(tmp_path / "a.csv", "text\nfine\n")
     config = csv.LabelledDataConfig(predict_file=path)
@@ -213,3 +223,117 @@ def test_an_action_without_its_file_names_the_flag():
     with pytest.raises(LabelledDataError, match=r"--do_eval \(or --eval_every_steps\) needs "
                                                 "--eval_file"):
         data(csv.LabelledDataConfig()).read(["dev"])
+
+
+def test_a_folder_given_for_a_file_is_named(tmp_path):
+    with pytest.raises(LabelledDataError) as error:
+        read_table(str(tmp_path), "--train_file")
+    assert str(error.value) == f"--train_file={tmp_path} is a folder; give a .csv or .tsv file"
+
+
+@pytest.mark.parametrize("problem_type,cells,labels,message", [
+    ("single_label", ["bug", "billing|bug"], None,
+     "a.csv:3: column 'label': 'billing|bug' holds '|', which separates the labels of a row "
+     "with several: give --problem_type=multi_label"),
+    ("multi_label", ["bug", "account,praise"], None,
+     "a.csv:3: column 'label': 'account,praise': no cell of the file holds "
+     "--label_separator=|, but this one holds ',': give --label_separator=, (or, for labels "
+     "that hold it, --labels_file)"),
+    ("multi_label", ["bug;praise", "account"], None,
+     "a.csv:2: column 'label': 'bug;praise': no cell of the file holds --label_separator=|, "
+     "but this one holds ';': give --label_separator=;"),
+    ("multi_label", ["bug", "a|b"], ("bug", "a|b"),
+     "--labels: the label 'a|b' holds --label_separator=|, which separates a cell's labels: "
+     "rename it, or give another --label_separator"),
+    # A label that --labels names is that label, whatever it holds.
+    ("multi_label", ["bug", "b,c"], ("bug", "b,c"), None),
+    ("single_label", ["bug", "b|c"], ("bug", "b|c"), None),
+])
+def test_label_cells_of_another_problem_type_or_separator_name_the_flag(
+        tmp_path, problem_type, cells, labels, message):
+    path = write(tmp_path / "a.csv", "text,label\n" + "".join(
+        f'fine,"{cell}"\n' for cell in cells))
+    labelled = data(csv.LabelledDataConfig(train_file=path, problem_type=problem_type,
+                                           labels=labels))
+    if message is None:
+        labelled.read(["train"])
+        assert labelled.labels() == list(labels)
+        return
+    with pytest.raises(LabelledDataError) as error:
+        labelled.read(["train"])
+    assert str(error.value).replace(str(tmp_path) + os.sep, "").startswith(message)
+
+
+@pytest.mark.parametrize("flags,message", [
+    ({"text_column": "body", "text_b_column": "body"},
+     "--text_column and --text_b_column both name the column 'body'"),
+    ({"text_column": "label"}, "--text_column and --label_column both name the column 'label'"),
+    ({"text_column": "body", "label_column": "body"},
+     "--text_column and --label_column both name the column 'body'"),
+])
+def test_one_column_named_by_two_flags_is_refused(tmp_path, flags, message):
+    path = write(tmp_path / "a.csv", "body,label\nfine,x\n")
+    with pytest.raises(LabelledDataError) as error:
+        data(csv.LabelledDataConfig(train_file=path, **flags)).read(["train"])
+    assert str(error.value) == f"{path}:1: {message}: give each its own column"
+
+
+def test_a_label_column_with_a_value_per_row_is_no_classifications(tmp_path):
+    rows = "".join(f"{i},the man\n" for i in range(25))
+    path = write(tmp_path / "a.csv", "label,text\n" + rows)
+    with pytest.raises(LabelledDataError) as error:
+        data(csv.LabelledDataConfig(train_file=path)).read(["train"])
+    assert str(error.value) == (
+        f"{path}: column 'label' holds a different label in each of its 25 rows, which would "
+        "train one class per row: give the labels' column as --label_column (or, for a number "
+        "per row, --problem_type=regression)")
+    # A regression, or a handful of rows, is judged no further.
+    regression = data(csv.LabelledDataConfig(train_file=path, problem_type="regression"))
+    regression.read(["train"])
+    few = write(tmp_path / "few.csv", "label,text\n" + "".join(rows.splitlines(True)[:5]))
+    data(csv.LabelledDataConfig(train_file=few)).read(["train"])
+
+
+def test_empty_texts_are_warned_of_in_one_line(tmp_path, capsys):
+    rows = "".join(f"{'' if i % 2 else 'the man'},x\n" for i in range(14))
+    path = write(tmp_path / "a.csv", "text,label\n" + rows)
+    data(csv.LabelledDataConfig(train_file=path)).read(["train"])
+    warnings = capsys.readouterr().err.splitlines()
+    assert [line.split(": warning: ", 1)[1] for line in warnings] == [
+        f"{path}:3: 7 rows have an empty text (lines 3, 5, 7, 9, 11 ...); the model reads no "
+        "text there"]
+
+
+def test_a_regression_dev_set_of_one_value_cannot_be_scored(tmp_path):
+    train = write(tmp_path / "train.csv", "text,score\nthe man,1.5\nthe dog,2\n")
+    dev = write(tmp_path / "dev.csv", "text,score\nthe man,2\nthe dog,2.0\n")
+    regression = data(csv.LabelledDataConfig(train_file=train, eval_file=dev,
+                                             label_column="score", problem_type="regression"))
+    regression.read(["train", "dev"])
+    regression.check_scorable("train")
+    with pytest.raises(LabelledDataError) as error:
+        regression.check_scorable("dev")
+    assert str(error.value) == (f"{dev}: every value of column 'score' is 2: pearson and "
+                                "spearman, which score a regression, are undefined without "
+                                "variation; give a dev file whose values vary")
+
+
+def test_a_file_for_an_action_the_run_does_not_take_is_refused(tmp_path):
+    path = write(tmp_path / "a.csv", "text,label\nfine,x\n")
+    both = data(csv.LabelledDataConfig(train_file=path, eval_file=path))
+    both.check_files_read(("train", "dev"))
+    with pytest.raises(LabelledDataError) as error:
+        both.check_files_read(("train",))
+    assert str(error.value) == (f"--eval_file={path} is read by --do_eval (or "
+                                "--eval_every_steps) alone: add it, or leave --eval_file out")
+
+
+def test_labels_named_like_the_predictions_columns_keep_the_header_unique(tmp_path):
+    examples = [csv.Example("a1", 2, "one")]
+    references = csv.LabelledReferences(
+        "single_label", ["id", "other", "text"], examples, None,
+        {"text": "text", "text_b": None, "label": "label", "id": None}, ",")
+    outputs.write_outputs(np.array([[0.2, 0.3, 0.5]]), references, str(tmp_path))
+    assert (tmp_path / "predictions.csv").read_text().splitlines() == [
+        "id,text,label,probability_id,probability_other,probability_text",
+        "a1,one,text,0.200000,0.300000,0.500000"]
