@@ -32,7 +32,7 @@ from absl import logging
 from safetensors import safe_open
 from safetensors.numpy import save_file
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_folders
 from bert_tf.checkpoints import keras_hub, tf_hub
 from bert_tf.checkpoints.checkpoint_names import (
     ENCODER,
@@ -687,22 +687,26 @@ def _export_interop(input_path, output_path, output_format, encoder, heads, voca
                         "encoder is written", input_path, ", ".join(sorted(heads)),
                         output_format)
     # Each SavedModel, and a preset, replaces a previous one whole once it
-    # is complete; a folder that holds anything else is left alone.
-    if (output_format == "keras_hub" and os.path.isdir(output_path)
-            and os.listdir(output_path) and not keras_hub.is_preset(output_path)):
-        raise CheckpointError(f"{output_path}: a folder that holds other files; a preset is "
-                              "written to a new or empty folder, or over a preset")
+    # is complete; a folder that holds anything else is refused, before
+    # either SavedModel is written.
+    encoder_folder = os.path.join(output_path, tf_hub.ENCODER_FOLDER)
+    preprocessor_folder = os.path.join(output_path, tf_hub.PREPROCESSOR_FOLDER)
+    folders = ([encoder_folder, preprocessor_folder] if output_format == "tf_hub"
+               else [output_path])
+    layout = (output_folders.SAVED_MODEL if output_format == "tf_hub"
+              else output_folders.KERAS_HUB_PRESET)
     try:
+        for folder in folders:
+            output_folders.check_replaceable(folder, layout)
         if output_format == "tf_hub":
-            with io_utils.atomic_directory(os.path.join(output_path, "encoder")) as staging:
+            with io_utils.atomic_directory(encoder_folder, layout) as staging:
                 tf_hub.export_encoder(staging, encoder, vocab_file, do_lower_case)
-            with io_utils.atomic_directory(
-                    os.path.join(output_path, "preprocessor")) as staging:
+            with io_utils.atomic_directory(preprocessor_folder, layout) as staging:
                 tf_hub.export_preprocessor(staging, vocab_file, do_lower_case, seq_length)
         else:
-            with io_utils.atomic_directory(output_path) as staging:
+            with io_utils.atomic_directory(output_path, layout) as staging:
                 keras_hub.write_preset(staging, encoder, vocab_file, do_lower_case)
-    except keras_hub.KerasHubError as e:
+    except (keras_hub.KerasHubError, output_folders.OutputFolderError) as e:
         raise CheckpointError(str(e)) from None
     except _WRITE_ERRORS as e:
         raise CheckpointError(f"cannot write {output_path}: {e}") from None

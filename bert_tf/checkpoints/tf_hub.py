@@ -61,6 +61,9 @@ INPUT_NAMES = {"input_word_ids": "input_ids", "input_mask": "input_mask",
                "input_type_ids": "segment_ids"}
 # The sequence length of the preprocessor's own call, as TF Hub's.
 DEFAULT_SEQ_LENGTH = 128
+# The SavedModels' folders in convert_checkpoint.py's tf_hub output.
+ENCODER_FOLDER = "encoder"
+PREPROCESSOR_FOLDER = "preprocessor"
 # Where an export keeps its config and vocab.
 CONFIG_ASSET = "bert_config.json"
 VOCAB_ASSET = "vocab.txt"

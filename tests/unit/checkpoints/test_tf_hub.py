@@ -175,3 +175,16 @@ def test_an_export_without_a_vocab_asks_for_vocab_file_and_writes_nothing(tmp_pa
     with pytest.raises(ValueError, match="a tf_hub output holds the vocab: pass --vocab_file"):
         checkpoints.convert(str(tmp_path / "google"), str(tmp_path / "hub"), "tf_hub", [])
     assert not (tmp_path / "hub").exists()
+
+
+def test_an_encoder_folder_of_a_users_files_is_refused_and_nothing_is_written(tmp_path):
+    tiny_google_checkpoint(str(tmp_path / "google"))
+    encoder = tmp_path / "hub" / "encoder"
+    encoder.mkdir(parents=True)
+    (encoder / "notes.txt").write_text("mine")
+    with pytest.raises(checkpoints.CheckpointError, match=(
+            f"^{encoder} holds files that are no part of an earlier SavedModel \\(notes.txt\\)"
+            ", which writing the SavedModel there would delete: give a new or empty folder$")):
+        checkpoints.convert(str(tmp_path / "google"), str(tmp_path / "hub"), "tf_hub", [])
+    assert os.listdir(tmp_path / "hub") == ["encoder"]
+    assert os.listdir(encoder) == ["notes.txt"]
