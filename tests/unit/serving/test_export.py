@@ -130,6 +130,25 @@ def test_single_sentence_regression_export(tmp_path):
     np.testing.assert_allclose(outputs["predictions"].numpy(), expected[:, 0], atol=1e-5)
 
 
+def test_a_pair_is_refused_by_a_single_sentence_model_and_taken_by_a_pair_one(exported,
+                                                                                 tmp_path):
+    encoder, head = _model(num_labels=2, seed=5)
+    single = _export(str(tmp_path / "single"), encoder, head)
+    # Its "pair" signature would join the texts as segments the model never saw.
+    assert export_runner.trained_inputs(single) == ["text_a"]
+    with pytest.raises(export_runner.ExportError, match=(
+            f"^{single} was trained on text_a alone \\(its serving_default signature\\), "
+            "not on text_b too: drop --pair$")):
+        export_runner.check_trained_inputs(single, ["text_a", "text_b"], "drop --pair")
+    export_runner.check_trained_inputs(single, ["text_a"], "drop --pair")
+    _, _, pair = exported
+    assert export_runner.trained_inputs(pair) == ["text_a", "text_b"]
+    for names in (["text_a", "text_b"], ["text_a"]):
+        export_runner.check_trained_inputs(pair, names, "drop --pair")
+    # A folder without a SavedModel records nothing; check_task names it.
+    assert export_runner.trained_inputs(str(tmp_path)) is None
+
+
 def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monkeypatch):
     encoder, head = _model(num_labels=2, seed=3)
 
