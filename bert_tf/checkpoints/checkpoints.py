@@ -87,22 +87,27 @@ def resolve_checkpoint_path(path):
         folder holding a TF `checkpoint` state file (training output), a
         folder of Google's release layout (bert_model.ckpt.* without a state
         file, as the downloaded zip files hold it), a TF Hub encoder
-        SavedModel folder, or a keras-hub preset folder.
+        SavedModel folder or the folder of a TF Hub output that holds it
+        (tf_hub.encoder_folder), or a keras-hub preset folder.
 
     Returns:
       (format, path): format in FORMATS, "tf_hub" or "keras_hub"; path the
       folder or prefix to read.
 
     Raises:
-      CheckpointError: if nothing readable is there.
+      CheckpointError: if nothing readable is there, saying what to give.
     """
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "model.safetensors")):
             return "hf", path
-        if tf_hub.is_saved_model(path):
-            return "tf_hub", path
+        if tf_hub.encoder_folder(path):
+            return "tf_hub", tf_hub.encoder_folder(path)
         if keras_hub.is_preset(path):
             return "keras_hub", path
+        missing = keras_hub.missing_preset_files(path)
+        if missing:
+            raise CheckpointError(f"{path}: a keras-hub preset without {', '.join(missing)}: "
+                                  "copy the whole preset folder")
         latest = tf.train.latest_checkpoint(path)
         released = os.path.join(path, "bert_model.ckpt")
         if latest is None and tf.io.gfile.exists(released + ".index"):
@@ -112,9 +117,26 @@ def resolve_checkpoint_path(path):
                 f"{path}: folder holds neither model.safetensors nor a TF checkpoint")
         path = latest
     if not tf.io.gfile.exists(path + ".index"):
-        raise CheckpointError(f"checkpoint not found: {path} (no {path}.index)")
+        raise _not_a_checkpoint(path)
     names = {name for name, _ in tf.train.list_variables(path)}
     return ("tf2" if "_CHECKPOINTABLE_OBJECT_GRAPH" in names else "google"), path
+
+
+def _not_a_checkpoint(path):
+    """The CheckpointError for a path that is neither a model folder nor a checkpoint prefix.
+
+    A file of a checkpoint (its .index or .data) names its prefix; another
+    file (a vocab.txt, a bert_config.json) is said to be no checkpoint.
+    """
+    prefix = re.sub(r"\.(index|data-\d{5}-of-\d{5})$", "", path)
+    if prefix != path and tf.io.gfile.exists(prefix + ".index"):
+        return CheckpointError(f"{path} is one file of the checkpoint {prefix}: give {prefix}")
+    if tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path):
+        return CheckpointError(
+            f"{path} is a file, not a checkpoint: give the model's folder (Google's, Hugging "
+            "Face's, a TF Hub encoder or a keras-hub preset) or its checkpoint prefix "
+            "(bert_model.ckpt, the name before .index)")
+    return CheckpointError(f"checkpoint not found: {path} (no {path}.index)")
 
 
 # What reading a damaged file raises: a truncated .data file gives an
@@ -571,8 +593,8 @@ def find_vocab(path, vocab_file=None):
 
 def _interop_vocab(path):
     """The vocab inside a TF Hub encoder or a keras-hub preset folder, or None."""
-    if tf_hub.is_saved_model(path):
-        return tf_hub.vocab_file(path)
+    if tf_hub.encoder_folder(path):
+        return tf_hub.vocab_file(tf_hub.encoder_folder(path))
     if keras_hub.is_preset(path):
         return keras_hub.vocab_file(path)
     return None
@@ -596,8 +618,8 @@ def find_do_lower_case(path, default):
     Raises:
       ConfigError: if tokenizer_config.json exists but cannot be read.
     """
-    if tf_hub.is_saved_model(path):
-        recorded = tf_hub.read_do_lower_case(path)
+    if tf_hub.encoder_folder(path):
+        recorded = tf_hub.read_do_lower_case(tf_hub.encoder_folder(path))
         return default if recorded is None else recorded
     if keras_hub.is_preset(path):
         try:

@@ -75,6 +75,10 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
         raise ModelFilesError("Give --bert_config_file (or an --init_checkpoint beside which "
                               "one is found).")
     try:
+        if init_checkpoint:
+            # First: a path that is no checkpoint (a file, a preset in part)
+            # is named as such, not as a checkpoint without a vocab.
+            checkpoints.resolve_checkpoint_path(init_checkpoint)
         vocab_file = checkpoints.find_vocab(init_checkpoint, vocab_file)
         recorded_case = checkpoints.find_do_lower_case(init_checkpoint, None)
         if do_lower_case is None:

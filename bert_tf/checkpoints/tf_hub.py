@@ -214,6 +214,25 @@ def is_saved_model(path):
         os.path.join(path, "saved_model.pb"))
 
 
+def encoder_folder(path):
+    """The encoder SavedModel that a path names, or None.
+
+    Args:
+      path: A checkpoint path as a user gives it, or None.
+
+    Returns:
+      path, when it is a SavedModel folder; its encoder/, when it is the
+      folder of a TF Hub output (encoder/ and preprocessor/ SavedModels, as
+      convert_checkpoint.py --output_format=tf_hub writes them); else None.
+    """
+    if is_saved_model(path):
+        return path
+    encoder = os.path.join(path, ENCODER_FOLDER) if path else None
+    if encoder and is_saved_model(encoder):
+        return encoder
+    return None
+
+
 def variables_prefix(folder):
     """The checkpoint prefix of a SavedModel's variables."""
     return os.path.join(folder, "variables", "variables")

@@ -142,6 +142,20 @@ def test_init_checkpoint_takes_the_encoder_folder(exported, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_folder_of_a_tf_hub_output_reads_as_its_encoder(exported, tmp_path):
+    """The folder convert_checkpoint.py wrote, given back whole as --init_checkpoint or --input."""
+    folder, model = exported
+    encoder = str(folder / "encoder")
+    files = model_files.find(str(folder), max_seq_length=32)
+    assert files.vocab_file == os.path.join(encoder, "assets", "vocab.txt")
+    assert files.do_lower_case is True and files.bert_config == model.config
+    report = checkpoints.load_weights(str(folder), BertModel(model.config))
+    assert (report.format, report.path, len(report.loaded)) == ("tf_hub", encoder, 39)
+    checkpoints.convert(str(folder), str(tmp_path / "hf"), "hf", [])
+    assert open(tmp_path / "hf" / "vocab.txt").read() == open(VOCAB).read()
+
+
+@pytest.mark.slow
 def test_a_saved_model_that_is_no_encoder_is_refused_naming_it(exported, tiny_config):
     folder, _ = exported
     preprocessor = str(folder / "preprocessor")
