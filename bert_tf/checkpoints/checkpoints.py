@@ -43,6 +43,7 @@ from bert_tf.checkpoints.checkpoint_names import (
 )
 from bert_tf.model.config import BertConfig, ConfigError
 from bert_tf.model.modeling import BertModel
+from bert_tf.text import tokenization
 
 # Tensors a checkpoint may hold that are not model weights: optimizer slots,
 # step counters, and Hugging Face's buffers.
@@ -582,11 +583,17 @@ def find_vocab(path, vocab_file=None):
 
     Raises:
       ConfigError: when none is given and none is beside the checkpoint.
+      CheckpointError: when none is given and path is no checkpoint, saying
+        what to give.
     """
     if vocab_file:
         return vocab_file
     found = (_interop_vocab(path) or _beside(path, "vocab.txt")) if path else None
     if found is None:
+        if path:
+            # A path that is no checkpoint at all (a file, a preset in part)
+            # is named as such, not as a checkpoint without a vocab.
+            resolve_checkpoint_path(path)
         raise ConfigError("--vocab_file is required (no vocab.txt beside --init_checkpoint)")
     return found
 
@@ -773,6 +780,8 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
       ValueError: for an unknown output format.
       ConfigError: for a seq_length beyond max_position_embeddings, or a
         tf_hub or keras_hub output without a vocab.
+      tokenization.CasingError: a tf_hub or keras_hub output's casing that
+        does not fit its vocab (do_lower_case=False with an uncased vocab).
       CheckpointError: the input cannot be read, or the output cannot be
         written (naming it and why).
     """
@@ -797,9 +806,13 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
         except ConfigError:
             raise ConfigError(f"a {output_format} output holds the vocab: pass --vocab_file "
                               f"(no vocab.txt beside {input_path})") from None
+        if do_lower_case is None:
+            do_lower_case = find_do_lower_case(input_path, True)
+        # The output keeps the casing with the vocab: one that fits it.
+        tokenization.check_case_fits_vocab(do_lower_case, tokenization.load_vocab(vocab_file),
+                                           vocab_file)
         _export_interop(input_path, output_path, output_format, encoder, heads, vocab_file,
-                        find_do_lower_case(input_path, True) if do_lower_case is None
-                        else do_lower_case, seq_length)
+                        do_lower_case, seq_length)
         return report
     is_folder = output_format == "hf"
     folder = output_path if is_folder else os.path.dirname(os.path.abspath(output_path))
