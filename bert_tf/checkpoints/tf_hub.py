@@ -30,6 +30,8 @@ run_classifier.py does, longest segment first; tokenize's output is
 
 Reading: read_weights gives an encoder's weights their original (google)
 names and shapes, for checkpoints.py to load as it loads any checkpoint.
+An encoder is named by its own folder or by the folder of a TF Hub output
+that holds it as encoder/ (encoder_folder).
 It reads two kinds of encoder:
 - bert_tf's own export: the weights sit under the root's `encoder`
   attribute, as in bert_tf's checkpoints, and assets/bert_config.json says
