@@ -6,7 +6,8 @@
     --output_file=labels.tsv
 
 With --pair, the sentences are taken two at a time as (text_a, text_b), or
-from --input_file's lines as text_a<TAB>text_b. --input_file=- reads stdin.
+from --input_file's lines as text_a<TAB>text_b; a model trained on single
+sentences refuses --pair. --input_file=- reads stdin.
 The model is loaded once and run --batch_size sentences at a time. From a
 file, 16 batches are read at a time and run in order of length, so that each
 batch holds sentences of about one length and pays for no padding beyond
@@ -42,14 +43,17 @@ FLAGS = flags.FLAGS
 
 def main(argv):
     names = ("text_a", "text_b") if FLAGS.pair else ("text_a",)
+    # A multi-label export is served alike; any other task is refused (check_task).
+    info = export_runner.read_info(FLAGS.export_dir) or {}
+    task = "MultiLabelTask" if info.get("task") == "MultiLabelTask" else "ClassificationTask"
+    export_runner.check_task(FLAGS.export_dir, task)
+    # A pair given to a single-sentence model would be joined and classified.
+    export_runner.check_trained_inputs(FLAGS.export_dir, names, "drop --pair")
     texts = text_input.TextInput(argv[1:], FLAGS.input_file, names)
     signature = "pair" if FLAGS.pair else "single"
     # How a warning names an input: its line, or its place among the arguments.
     unit = "line" if FLAGS.input_file else ("pair" if FLAGS.pair else "argument")
     number, cut = 0, text_input.CutInputs()
-    # A multi-label export is served alike; any other task is refused (check_task).
-    info = export_runner.read_info(FLAGS.export_dir) or {}
-    task = "MultiLabelTask" if info.get("task") == "MultiLabelTask" else "ClassificationTask"
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, signature,
                                                   texts.batches(FLAGS.batch_size),

@@ -6,6 +6,10 @@ run killed at any point leaves either the previous file or the new, complete
 one, never a truncated file under the final name. Paths may be local or on
 any filesystem tf.io.gfile knows (gs:// on Cloud TPUs).
 
+Each helper creates the folders its output lies in, when they are missing,
+before the caller's work starts; a folder replaced whole (atomic_directory)
+is first checked to hold nothing a user put there (output_folders.py).
+
 The data builder (bert_tf.pretraining_data) writes its shards with its own
 writer: it must not import TensorFlow, and it deals records to several files
 at once.
@@ -19,6 +23,8 @@ import uuid
 
 import tensorflow as tf
 
+from bert_tf import output_folders
+
 
 def _temporary_name(path):
     """A hidden name beside path, unique to this call.
@@ -30,12 +36,36 @@ def _temporary_name(path):
     return os.path.join(directory, f".{base}.{uuid.uuid4().hex}.tmp")
 
 
+def _make_parent(path):
+    """Creates the folder that path lies in, when it is missing.
+
+    Created before any work, so that an output in a new folder is not
+    refused after the work it holds was done.
+
+    Returns:
+      The outermost folder created, to remove when the output fails; None
+      when none was, or the path is remote (gs://, where a folder is a part
+      of its files' names, there when they are).
+    """
+    if "://" in path:
+        return None
+    created = None
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        created, parent = parent, os.path.dirname(parent)
+    if created:
+        os.makedirs(os.path.dirname(os.path.abspath(path)))
+    return created
+
+
 @contextlib.contextmanager
 def atomic_path(path):
     """Yields a temporary path beside `path`; renames it over `path` at the end.
 
-    For writers that open their file by name (tf.io.TFRecordWriter). If the
-    body raises, the temporary file is removed and `path` is left as it was.
+    For writers that open their file by name (tf.io.TFRecordWriter). The
+    folder of `path` is created first when it is missing. If the body
+    raises, the temporary file, and the folders this call created, are
+    removed and `path` is left as it was.
 
     Args:
       path: The final file, local or any tf.io.gfile filesystem.
@@ -43,6 +73,7 @@ def atomic_path(path):
     Yields:
       The temporary file's path, to write.
     """
+    created = _make_parent(path)
     temporary = _temporary_name(path)
     try:
         yield temporary
@@ -50,6 +81,8 @@ def atomic_path(path):
     except BaseException:
         if tf.io.gfile.exists(temporary):
             tf.io.gfile.remove(temporary)
+        if created:
+            shutil.rmtree(created, ignore_errors=True)
         raise
 
 
@@ -91,7 +124,7 @@ def atomic_write_or_stdout(path):
 
 
 @contextlib.contextmanager
-def atomic_directory(path):
+def atomic_directory(path, layout=None):
     """Yields a temporary folder beside `path`; it replaces `path` at the end.
 
     For outputs that are a folder (a SavedModel). If the body raises, the
@@ -99,10 +132,21 @@ def atomic_directory(path):
 
     Args:
       path: The final folder.
+      layout: The output's output_folders.Layout: an existing `path` is
+        replaced only if it is empty or an earlier output of the layout,
+        checked before the body runs. None for a folder that only the
+        caller writes (a run's best/ in its output_dir).
 
     Yields:
       The temporary folder's path, to write into.
+
+    Raises:
+      output_folders.OutputFolderError: `path` holds files that are no part
+        of an earlier output of the layout (nothing is written).
     """
+    if layout is not None:
+        output_folders.check_replaceable(path, layout, exists=tf.io.gfile.isdir,
+                                         walk=tf.io.gfile.walk)
     temporary = _temporary_name(path)
     try:
         yield temporary
@@ -135,10 +179,7 @@ def atomic_files(folder, last=()):
     temporary = _temporary_name(os.path.abspath(folder))
     # The outermost folder this call creates (for the temporary one): it goes
     # too if the body fails.
-    created = None
-    parent = os.path.dirname(temporary)
-    while not os.path.exists(parent):
-        created, parent = parent, os.path.dirname(parent)
+    created = _make_parent(temporary)
     os.makedirs(temporary)
     try:
         yield temporary

@@ -32,7 +32,7 @@ from absl import logging
 from safetensors import safe_open
 from safetensors.numpy import save_file
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_folders
 from bert_tf.checkpoints import keras_hub, tf_hub
 from bert_tf.checkpoints.checkpoint_names import (
     ENCODER,
@@ -43,6 +43,7 @@ from bert_tf.checkpoints.checkpoint_names import (
 )
 from bert_tf.model.config import BertConfig, ConfigError
 from bert_tf.model.modeling import BertModel
+from bert_tf.text import tokenization
 
 # Tensors a checkpoint may hold that are not model weights: optimizer slots,
 # step counters, and Hugging Face's buffers.
@@ -87,22 +88,27 @@ def resolve_checkpoint_path(path):
         folder holding a TF `checkpoint` state file (training output), a
         folder of Google's release layout (bert_model.ckpt.* without a state
         file, as the downloaded zip files hold it), a TF Hub encoder
-        SavedModel folder, or a keras-hub preset folder.
+        SavedModel folder or the folder of a TF Hub output that holds it
+        (tf_hub.encoder_folder), or a keras-hub preset folder.
 
     Returns:
       (format, path): format in FORMATS, "tf_hub" or "keras_hub"; path the
       folder or prefix to read.
 
     Raises:
-      CheckpointError: if nothing readable is there.
+      CheckpointError: if nothing readable is there, saying what to give.
     """
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "model.safetensors")):
             return "hf", path
-        if tf_hub.is_saved_model(path):
-            return "tf_hub", path
+        if tf_hub.encoder_folder(path):
+            return "tf_hub", tf_hub.encoder_folder(path)
         if keras_hub.is_preset(path):
             return "keras_hub", path
+        missing = keras_hub.missing_preset_files(path)
+        if missing:
+            raise CheckpointError(f"{path}: a keras-hub preset without {', '.join(missing)}: "
+                                  "copy the whole preset folder")
         latest = tf.train.latest_checkpoint(path)
         released = os.path.join(path, "bert_model.ckpt")
         if latest is None and tf.io.gfile.exists(released + ".index"):
@@ -112,9 +118,26 @@ def resolve_checkpoint_path(path):
                 f"{path}: folder holds neither model.safetensors nor a TF checkpoint")
         path = latest
     if not tf.io.gfile.exists(path + ".index"):
-        raise CheckpointError(f"checkpoint not found: {path} (no {path}.index)")
+        raise _not_a_checkpoint(path)
     names = {name for name, _ in tf.train.list_variables(path)}
     return ("tf2" if "_CHECKPOINTABLE_OBJECT_GRAPH" in names else "google"), path
+
+
+def _not_a_checkpoint(path):
+    """The CheckpointError for a path that is neither a model folder nor a checkpoint prefix.
+
+    A file of a checkpoint (its .index or .data) names its prefix; another
+    file (a vocab.txt, a bert_config.json) is said to be no checkpoint.
+    """
+    prefix = re.sub(r"\.(index|data-\d{5}-of-\d{5})$", "", path)
+    if prefix != path and tf.io.gfile.exists(prefix + ".index"):
+        return CheckpointError(f"{path} is one file of the checkpoint {prefix}: give {prefix}")
+    if tf.io.gfile.exists(path) and not tf.io.gfile.isdir(path):
+        return CheckpointError(
+            f"{path} is a file, not a checkpoint: give the model's folder (Google's, Hugging "
+            "Face's, a TF Hub encoder or a keras-hub preset) or its checkpoint prefix "
+            "(bert_model.ckpt, the name before .index)")
+    return CheckpointError(f"checkpoint not found: {path} (no {path}.index)")
 
 
 # What reading a damaged file raises: a truncated .data file gives an
@@ -560,19 +583,25 @@ def find_vocab(path, vocab_file=None):
 
     Raises:
       ConfigError: when none is given and none is beside the checkpoint.
+      CheckpointError: when none is given and path is no checkpoint, saying
+        what to give.
     """
     if vocab_file:
         return vocab_file
     found = (_interop_vocab(path) or _beside(path, "vocab.txt")) if path else None
     if found is None:
+        if path:
+            # A path that is no checkpoint at all (a file, a preset in part)
+            # is named as such, not as a checkpoint without a vocab.
+            resolve_checkpoint_path(path)
         raise ConfigError("--vocab_file is required (no vocab.txt beside --init_checkpoint)")
     return found
 
 
 def _interop_vocab(path):
     """The vocab inside a TF Hub encoder or a keras-hub preset folder, or None."""
-    if tf_hub.is_saved_model(path):
-        return tf_hub.vocab_file(path)
+    if tf_hub.encoder_folder(path):
+        return tf_hub.vocab_file(tf_hub.encoder_folder(path))
     if keras_hub.is_preset(path):
         return keras_hub.vocab_file(path)
     return None
@@ -596,8 +625,8 @@ def find_do_lower_case(path, default):
     Raises:
       ConfigError: if tokenizer_config.json exists but cannot be read.
     """
-    if tf_hub.is_saved_model(path):
-        recorded = tf_hub.read_do_lower_case(path)
+    if tf_hub.encoder_folder(path):
+        recorded = tf_hub.read_do_lower_case(tf_hub.encoder_folder(path))
         return default if recorded is None else recorded
     if keras_hub.is_preset(path):
         try:
@@ -687,22 +716,26 @@ def _export_interop(input_path, output_path, output_format, encoder, heads, voca
                         "encoder is written", input_path, ", ".join(sorted(heads)),
                         output_format)
     # Each SavedModel, and a preset, replaces a previous one whole once it
-    # is complete; a folder that holds anything else is left alone.
-    if (output_format == "keras_hub" and os.path.isdir(output_path)
-            and os.listdir(output_path) and not keras_hub.is_preset(output_path)):
-        raise CheckpointError(f"{output_path}: a folder that holds other files; a preset is "
-                              "written to a new or empty folder, or over a preset")
+    # is complete; a folder that holds anything else is refused, before
+    # either SavedModel is written.
+    encoder_folder = os.path.join(output_path, tf_hub.ENCODER_FOLDER)
+    preprocessor_folder = os.path.join(output_path, tf_hub.PREPROCESSOR_FOLDER)
+    folders = ([encoder_folder, preprocessor_folder] if output_format == "tf_hub"
+               else [output_path])
+    layout = (output_folders.SAVED_MODEL if output_format == "tf_hub"
+              else output_folders.KERAS_HUB_PRESET)
     try:
+        for folder in folders:
+            output_folders.check_replaceable(folder, layout)
         if output_format == "tf_hub":
-            with io_utils.atomic_directory(os.path.join(output_path, "encoder")) as staging:
+            with io_utils.atomic_directory(encoder_folder, layout) as staging:
                 tf_hub.export_encoder(staging, encoder, vocab_file, do_lower_case)
-            with io_utils.atomic_directory(
-                    os.path.join(output_path, "preprocessor")) as staging:
+            with io_utils.atomic_directory(preprocessor_folder, layout) as staging:
                 tf_hub.export_preprocessor(staging, vocab_file, do_lower_case, seq_length)
         else:
-            with io_utils.atomic_directory(output_path) as staging:
+            with io_utils.atomic_directory(output_path, layout) as staging:
                 keras_hub.write_preset(staging, encoder, vocab_file, do_lower_case)
-    except keras_hub.KerasHubError as e:
+    except (keras_hub.KerasHubError, output_folders.OutputFolderError) as e:
         raise CheckpointError(str(e)) from None
     except _WRITE_ERRORS as e:
         raise CheckpointError(f"cannot write {output_path}: {e}") from None
@@ -747,6 +780,8 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
       ValueError: for an unknown output format.
       ConfigError: for a seq_length beyond max_position_embeddings, or a
         tf_hub or keras_hub output without a vocab.
+      tokenization.CasingError: a tf_hub or keras_hub output's casing that
+        does not fit its vocab (do_lower_case=False with an uncased vocab).
       CheckpointError: the input cannot be read, or the output cannot be
         written (naming it and why).
     """
@@ -771,9 +806,13 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
         except ConfigError:
             raise ConfigError(f"a {output_format} output holds the vocab: pass --vocab_file "
                               f"(no vocab.txt beside {input_path})") from None
+        if do_lower_case is None:
+            do_lower_case = find_do_lower_case(input_path, True)
+        # The output keeps the casing with the vocab: one that fits it.
+        tokenization.check_case_fits_vocab(do_lower_case, tokenization.load_vocab(vocab_file),
+                                           vocab_file)
         _export_interop(input_path, output_path, output_format, encoder, heads, vocab_file,
-                        find_do_lower_case(input_path, True) if do_lower_case is None
-                        else do_lower_case, seq_length)
+                        do_lower_case, seq_length)
         return report
     is_folder = output_format == "hf"
     folder = output_path if is_folder else os.path.dirname(os.path.abspath(output_path))

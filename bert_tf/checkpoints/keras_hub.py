@@ -39,6 +39,7 @@ from bert_tf.model.config import BertConfig
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.weights.h5"
 TOKENIZER_FILE = "tokenizer.json"
+METADATA_FILE = "metadata.json"
 VOCAB_FILE = os.path.join("assets", "tokenizer", "vocabulary.txt")
 BACKBONE_CLASS = "BertBackbone"
 
@@ -59,6 +60,27 @@ def is_preset(path):
     """Whether a path is a keras-hub preset folder (config.json and model.weights.h5)."""
     return bool(path) and os.path.isdir(path) and all(
         os.path.exists(os.path.join(path, name)) for name in (CONFIG_FILE, WEIGHTS_FILE))
+
+
+def missing_preset_files(path):
+    """The files that make a preset which a folder of a preset in part lacks.
+
+    Args:
+      path: A folder.
+
+    Returns:
+      [] for a whole preset or a folder of no preset; else the missing
+      names of CONFIG_FILE and WEIGHTS_FILE. A folder is taken for a preset
+      by a file that no other format's folder holds: model.weights.h5,
+      metadata.json or the tokenizer's vocabulary.
+    """
+    if not (path and os.path.isdir(path)):
+        return []
+    markers = (WEIGHTS_FILE, METADATA_FILE, VOCAB_FILE)
+    if not any(os.path.exists(os.path.join(path, name)) for name in markers):
+        return []
+    return [name for name in (CONFIG_FILE, WEIGHTS_FILE)
+            if not os.path.exists(os.path.join(path, name))]
 
 
 def _read_json(path):

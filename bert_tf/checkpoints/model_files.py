@@ -68,8 +68,9 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
     Raises:
       ModelFilesError: naming the flag, when something is missing or does not
         fit: a --do_lower_case that contradicts the checkpoint's recorded
-        casing included (one that contradicts only its vocab's look is a
-        warning).
+        casing included, and, where nothing records it, --do_lower_case=False
+        with an uncased vocab (tokenization.check_case_fits_vocab; True with
+        a cased vocab is a warning).
     """
     if not (init_checkpoint or bert_config_file):
         raise ModelFilesError("Give --bert_config_file (or an --init_checkpoint beside which "
@@ -91,10 +92,14 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
         # ConfigError, CheckpointError, an unreadable file: all name the file.
         raise ModelFilesError(str(e)) from None
     # A checkpoint that records its casing nowhere: its vocab still tells.
-    mismatch = (tokenization.case_mismatch_with_vocab(do_lower_case, vocab, vocab_file)
-                if recorded_case is None else None)
-    if mismatch:
-        messages.warn(mismatch)
+    if recorded_case is None:
+        try:
+            tokenization.check_case_fits_vocab(do_lower_case, vocab, vocab_file)
+        except tokenization.CasingError as e:
+            raise ModelFilesError(str(e)) from None
+        mismatch = tokenization.case_mismatch_with_vocab(do_lower_case, vocab, vocab_file)
+        if mismatch:
+            messages.warn(mismatch)
     if max_seq_length is not None:
         try:
             config.check_max_seq_length(max_seq_length)

@@ -30,6 +30,8 @@ run_classifier.py does, longest segment first; tokenize's output is
 
 Reading: read_weights gives an encoder's weights their original (google)
 names and shapes, for checkpoints.py to load as it loads any checkpoint.
+An encoder is named by its own folder or by the folder of a TF Hub output
+that holds it as encoder/ (encoder_folder).
 It reads two kinds of encoder:
 - bert_tf's own export: the weights sit under the root's `encoder`
   attribute, as in bert_tf's checkpoints, and assets/bert_config.json says
@@ -61,6 +63,9 @@ INPUT_NAMES = {"input_word_ids": "input_ids", "input_mask": "input_mask",
                "input_type_ids": "segment_ids"}
 # The sequence length of the preprocessor's own call, as TF Hub's.
 DEFAULT_SEQ_LENGTH = 128
+# The SavedModels' folders in convert_checkpoint.py's tf_hub output.
+ENCODER_FOLDER = "encoder"
+PREPROCESSOR_FOLDER = "preprocessor"
 # Where an export keeps its config and vocab.
 CONFIG_ASSET = "bert_config.json"
 VOCAB_ASSET = "vocab.txt"
@@ -209,6 +214,25 @@ def is_saved_model(path):
     """Whether a path is a SavedModel folder (which --init_checkpoint reads as an encoder)."""
     return bool(path) and os.path.isdir(path) and os.path.exists(
         os.path.join(path, "saved_model.pb"))
+
+
+def encoder_folder(path):
+    """The encoder SavedModel that a path names, or None.
+
+    Args:
+      path: A checkpoint path as a user gives it, or None.
+
+    Returns:
+      path, when it is a SavedModel folder; its encoder/, when it is the
+      folder of a TF Hub output (encoder/ and preprocessor/ SavedModels, as
+      convert_checkpoint.py --output_format=tf_hub writes them); else None.
+    """
+    if is_saved_model(path):
+        return path
+    encoder = os.path.join(path, ENCODER_FOLDER) if path else None
+    if encoder and is_saved_model(encoder):
+        return encoder
+    return None
 
 
 def variables_prefix(folder):

@@ -12,7 +12,9 @@
   --output_dir, is refused before any work, in one line naming both flags.
 - Output paths are checked before any work: an existing folder given as an
   output file, an existing file given as an output folder, a parent that is
-  a file or that cannot be written.
+  a file or that cannot be written, and a folder that an output replaces
+  whole but that holds files other than an earlier SavedModel's
+  (output_folders.py's rule: a user's files are never deleted).
 
 What a flag is comes from its name (ROLES): --input_file, --data_dir,
 --init_checkpoint, ... are inputs; --output_file is an output file;
@@ -29,6 +31,8 @@ import glob
 import os
 
 from absl import flags
+
+from bert_tf import output_folders
 
 INPUT = "input"
 OUTPUT_FILE = "output file"
@@ -235,6 +239,8 @@ def check_output_paths(flag_values=flags.FLAGS):
     Raises:
       PathFlagError: naming the flag: a folder where a file is to be written,
         a file where a folder is, or a parent that is a file or read-only.
+      output_folders.OutputFolderError: naming the flag, for a folder to be
+        replaced whole that holds a user's files.
     """
     for name, kind in path_flags(flag_values).items():
         value = flag_values[name].value
@@ -249,6 +255,8 @@ def check_output_paths(flag_values=flags.FLAGS):
                     f"--{name}={os.path.join(path, 'output')}")
             if kind in (OUTPUT_DIR, REPLACED_DIR) and os.path.isfile(path):
                 raise PathFlagError(f"--{name}={path}: {path} is not a directory, but a file")
+            if kind == REPLACED_DIR:
+                output_folders.check_replaceable(path, output_folders.SAVED_MODEL, name)
             ancestor = _nearest_existing(os.path.dirname(os.path.abspath(path)) or ".")
             if not os.path.isdir(ancestor):
                 raise PathFlagError(

@@ -4,6 +4,7 @@ checks of a config, its task and its data, the splits a run reads and its steps.
 A message names the flag or file to change, for cli.run's one line.
 """
 
+from bert_tf import output_folders
 from bert_tf.training import run_checks
 
 
@@ -69,8 +70,9 @@ def check_actions(config):
     --export_dir alone exports a finished run (the newest checkpoint in
     --output_dir, else an --init_checkpoint with the task's head) without
     training or evaluating it. Evaluation, prediction and export without
-    weights to use, and training at a learning rate of 0, are refused here,
-    before any work (run_checks).
+    weights to use, training at a learning rate of 0, and an export_dir that
+    holds a user's files (output_folders.py), are refused here, before any
+    work.
 
     Args:
       config: A FinetuneConfig.
@@ -82,6 +84,8 @@ def check_actions(config):
       FinetuneError: None of do_train, do_eval, do_predict and export_dir.
       run_checks.RunCheckError: random weights not asked for, or a learning
         rate of 0.
+      output_folders.OutputFolderError: export_dir holds files that are no
+        part of an earlier SavedModel.
     """
     runs = config.run.do_train or config.run.do_eval or config.do_predict
     if not (runs or config.export.export_dir):
@@ -92,6 +96,9 @@ def check_actions(config):
     run_checks.check_weights_source(run.output_dir, config.model.init_checkpoint, run.do_train,
                                     run.do_eval, config.do_predict, config.export.export_dir,
                                     run.allow_random_weights)
+    if config.export.export_dir:
+        output_folders.check_replaceable(config.export.export_dir, output_folders.SAVED_MODEL,
+                                         "export_dir")
     return not runs
 
 

@@ -101,7 +101,8 @@ def _export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):
     why).
 
     Args:
-      export_dir: Destination folder; replaced if it exists.
+      export_dir: Destination folder: missing, empty or an earlier SavedModel,
+        which is replaced (export.save_model).
       trainer: The trained Trainer.
       files: The ModelFiles (vocab and casing the SavedModel tokenizes with).
       max_seq_length: As in training.

@@ -96,9 +96,12 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
     if not output_files:
         raise PretrainingDataError("no output file given")
     input_files = expand_input_patterns(input_patterns)
-    # Check the vocab here, where an error is clearest, before any worker.
+    # Check the vocab and its casing here, where an error is clearest,
+    # before any worker.
     try:
         tokenization.VocabTables.from_file(config.vocab_file)
+        tokenization.check_case_fits_vocab(
+            config.do_lower_case, tokenization.load_vocab(config.vocab_file), config.vocab_file)
     except ValueError as e:
         raise PretrainingDataError(str(e)) from e
 

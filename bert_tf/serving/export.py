@@ -21,7 +21,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_folders
 from bert_tf.model import recompute
 from bert_tf.runtime import precision
 from bert_tf.serving import task_serving
@@ -37,7 +37,8 @@ def save_model(export_dir, module, signatures, info=None):
     left as it was.
 
     Args:
-      export_dir: Destination folder; replaced if it exists.
+      export_dir: Destination folder: missing, empty or an earlier SavedModel,
+        which is replaced (output_folders.py).
       module: The tf.Module to save (a family's serving_module()).
       signatures: {name: tf.function} to serve.
       info: Optional JSON-able dict, written to assets.extra/bert_tf_export.json
@@ -45,10 +46,15 @@ def save_model(export_dir, module, signatures, info=None):
 
     Returns:
       export_dir.
+
+    Raises:
+      output_folders.OutputFolderError: export_dir holds files that are no
+        part of a SavedModel; nothing is written.
     """
     # The signatures serve inference alone: traced without the custom gradients'
     # marks, which a SavedModel cannot keep whole (recompute.py).
-    with recompute.forward_only(), io_utils.atomic_directory(export_dir) as tmp:
+    with (recompute.forward_only(),
+          io_utils.atomic_directory(export_dir, output_folders.SAVED_MODEL) as tmp):
         tf.saved_model.save(module, tmp, signatures=signatures)
         if info is not None:
             os.makedirs(os.path.join(tmp, "assets.extra"))
@@ -79,7 +85,8 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
     """Exports a trained task's raw-text SavedModel.
 
     Args:
-      export_dir: Destination folder; replaced if it exists.
+      export_dir: Destination folder: missing, empty or an earlier SavedModel,
+        which is replaced (save_model).
       task: A tasks.Task with a raw-text export (task_serving.SERVING_MODULES).
       encoder: The trained BertModel.
       heads: Its heads.
@@ -100,6 +107,8 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
 
     Raises:
       NotImplementedError: for a task without a raw-text export.
+      output_folders.OutputFolderError: export_dir holds files that are no
+        part of a SavedModel; nothing is written.
     """
     family = task_serving.for_task(task)
     encoder, heads = precision.with_policy(task, encoder, heads, policy)

@@ -2,7 +2,9 @@
 
 The tools that serve an export (predict_text.py, predict_entities.py,
 predict_choices.py) check that a folder holds an export of their task
-(check_task, from the info file an export carries: read_info), then run one
+(check_task, from the info file an export carries: read_info) and that
+they give no input its model was not trained on (check_trained_inputs,
+from its serving_default signature), then run one
 of its signatures batch by batch (run_batches: load_signature, then
 run_loaded, which runs a window of batches in order of length). They import
 no TensorFlow themselves, so that bert_tf sets up the TPU runtime first
@@ -14,6 +16,7 @@ import json
 import os
 
 import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
 
 # What an export says about itself: its task, shapes, precision and signatures.
 INFO_FILE = os.path.join("assets.extra", "bert_tf_export.json")
@@ -62,6 +65,55 @@ def check_task(export_dir, task):
         advice = (f"use {tool}" if tool else
                   "call its signatures from Python (see its serving module's docstring)")
         raise ExportError(f"{export_dir} holds a {exported} model, not a {task} one: {advice}")
+
+
+def trained_inputs(export_dir):
+    """The inputs an export's model was trained on: its serving_default signature's.
+
+    An export serves by default what its task was trained on (a sentence
+    pair classifier's "pair", a single-sentence one's "single"). Read from
+    saved_model.pb, without loading the model, so that it holds for every
+    export, those from before the info file too.
+
+    Args:
+      export_dir: A SavedModel folder.
+
+    Returns:
+      The sorted input names, or None without saved_model.pb or a
+      serving_default signature.
+    """
+    path = os.path.join(export_dir, "saved_model.pb")
+    if not tf.io.gfile.exists(path):
+        return None
+    saved_model = saved_model_pb2.SavedModel()
+    with tf.io.gfile.GFile(path, "rb") as f:
+        saved_model.ParseFromString(f.read())
+    signatures = saved_model.meta_graphs[0].signature_def
+    if "serving_default" not in signatures:
+        return None
+    return sorted(signatures["serving_default"].inputs)
+
+
+def check_trained_inputs(export_dir, input_names, fix):
+    """Refuses to give an export an input its model was not trained on, before it is loaded.
+
+    A single-sentence classifier's export also has a "pair" signature,
+    which joins the two texts as segments its model never saw: it would
+    answer, and answer nonsense.
+
+    Args:
+      export_dir: The SavedModel folder.
+      input_names: The inputs the tool gives.
+      fix: What the user does instead, for the message ("drop --pair").
+
+    Raises:
+      ExportError: naming the folder, what it was trained on, and fix.
+    """
+    trained = trained_inputs(export_dir)
+    extra = sorted(set(input_names) - set(trained)) if trained is not None else []
+    if extra:
+        raise ExportError(f"{export_dir} was trained on {', '.join(trained)} alone (its "
+                          f"serving_default signature), not on {', '.join(extra)} too: {fix}")
 
 
 def _check_signature(export_dir, model, signature, inputs):

@@ -103,11 +103,74 @@ def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
 _CASED_VOCAB_SHARE = 0.01
 
 
-def case_mismatch_with_vocab(do_lower_case, vocab, vocab_file):
-    """Says whether the casing flag contradicts the vocab's own casing.
+class CasingError(ValueError):
+    """A casing that a vocab cannot be read with; the message names --do_lower_case."""
 
-    For checkpoints whose casing is recorded nowhere: an uncased vocab has
-    no word piece with a capital letter, a cased one has many.
+
+def _is_special(token):
+    """Whether a token is a special one ([CLS], [unused0]), written in capitals in any vocab."""
+    return token.startswith("[") and token.endswith("]")
+
+
+def vocab_casing(vocab):
+    """Whether a vocab was built from lower-cased text, by its word pieces alone.
+
+    Uncased: no word piece holds a capital letter, while most of those that
+    hold letters hold letters that have a case (Latin, Greek, Cyrillic ...).
+    A vocab of scripts without case (Chinese, Korean, Japanese) is neither,
+    so that do_lower_case=False, which keeps their characters composed and
+    their marks, stays open to it.
+
+    Args:
+      vocab: load_vocab()'s dict, or any iterable of the vocab's tokens.
+
+    Returns:
+      (casing, capitals): casing "uncased", "cased" (more than 1% of the
+      word pieces hold capitals) or None; capitals the number of word
+      pieces that hold one.
+    """
+    tokens = [token for token in vocab if not _is_special(token)]
+    capitals = sum(1 for token in tokens if token != token.lower())
+    if capitals > _CASED_VOCAB_SHARE * len(tokens):
+        return "cased", capitals
+    lettered = [token for token in tokens if any(char.isalpha() for char in token)]
+    with_case = sum(1 for token in lettered if any(char.upper() != char.lower()
+                                                   for char in token))
+    if capitals == 0 and with_case > len(lettered) / 2:
+        return "uncased", 0
+    return None, capitals
+
+
+def check_case_fits_vocab(do_lower_case, vocab, vocab_file):
+    """Refuses a casing that would turn a vocab's words into [UNK]: the one casing rule.
+
+    With do_lower_case=False, an uncased vocab (vocab_casing) has no word
+    piece for any capitalised word: 4% of a common English text's tokens
+    would be [UNK], with nothing to say so. Every place where a vocab and a
+    casing meet checks them here, before any work: fine-tuning and feature
+    extraction (model_files.find), the data builder, and the conversions
+    that write a casing with a vocab (a TF Hub or keras-hub output).
+
+    Args:
+      do_lower_case: The casing to use.
+      vocab: load_vocab()'s dict of the vocab.
+      vocab_file: Its path, for the message.
+
+    Raises:
+      CasingError: do_lower_case=False with an uncased vocab.
+    """
+    if not do_lower_case and vocab_casing(vocab)[0] == "uncased":
+        raise CasingError(f"--do_lower_case=False, but {vocab_file} has no word piece with a "
+                          "capital letter (an uncased vocab): capitalised words would be [UNK]; "
+                          "pass --do_lower_case=True")
+
+
+def case_mismatch_with_vocab(do_lower_case, vocab, vocab_file):
+    """Says whether lower-casing contradicts a cased vocab, for a warning.
+
+    For checkpoints whose casing is recorded nowhere. Lower-cased text still
+    finds a cased vocab's lower-case word pieces, so this is a warning; the
+    other way round is refused (check_case_fits_vocab).
 
     Args:
       do_lower_case: The casing the run uses.
@@ -117,15 +180,9 @@ def case_mismatch_with_vocab(do_lower_case, vocab, vocab_file):
     Returns:
       A one-line warning, or None when the flag fits the vocab.
     """
-    # Special tokens ([CLS], [unused0]) are written in capitals in any vocab.
-    cased = sum(1 for token in vocab
-                if token != token.lower() and not (token.startswith("[") and token.endswith("]")))
-    if not do_lower_case and cased == 0:
-        return (f"--do_lower_case=False, but {vocab_file} has no word piece with a capital "
-                "letter (an uncased vocab): capitalised words will be [UNK]; pass "
-                "--do_lower_case=True")
-    if do_lower_case and cased > _CASED_VOCAB_SHARE * len(vocab):
-        return (f"--do_lower_case=True, but {cased} word pieces of {vocab_file} hold capital "
+    casing, capitals = vocab_casing(vocab)
+    if do_lower_case and casing == "cased":
+        return (f"--do_lower_case=True, but {capitals} word pieces of {vocab_file} hold capital "
                 "letters (a cased vocab), which lower-cased text never matches; pass "
                 "--do_lower_case=False")
     return None

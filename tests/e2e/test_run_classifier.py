@@ -664,27 +664,32 @@ def test_a_hugging_face_folders_tokenizer_config_sets_the_case(
     assert "warning" not in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("vocab", "case_flag", "warning"), [
-    (VOCAB, "--do_lower_case=false", "--do_lower_case=False, but {vocab} has no word piece "
-     "with a capital letter (an uncased vocab): capitalised words will be [UNK]; pass "
+@pytest.mark.parametrize(("vocab", "case_flag", "line"), [
+    (VOCAB, "--do_lower_case=false", "error: --do_lower_case=False, but {vocab} has no word "
+     "piece with a capital letter (an uncased vocab): capitalised words would be [UNK]; pass "
      "--do_lower_case=True"),
-    (OTHER_VOCAB, "--do_lower_case=true", "--do_lower_case=True, but 374 word pieces of "
-     "{vocab} hold capital letters (a cased vocab), which lower-cased text never matches; "
+    (OTHER_VOCAB, "--do_lower_case=true", "warning: --do_lower_case=True, but 374 word pieces "
+     "of {vocab} hold capital letters (a cased vocab), which lower-cased text never matches; "
      "pass --do_lower_case=False"),
     (VOCAB, "--do_lower_case=true", None)])
-def test_a_casing_that_contradicts_an_unrecorded_vocab_is_a_warning(
-        google_checkpoint, tmp_path, vocab, case_flag, warning):
-    """A checkpoint that records no casing: its vocab tells, in one warning line."""
+def test_a_casing_that_contradicts_an_unrecorded_vocab_is_refused_or_warned(
+        google_checkpoint, tmp_path, vocab, case_flag, line):
+    """A checkpoint that records no casing: its vocab tells, in one line. Reading an
+    uncased vocab without lower-casing is refused (tokenization.check_case_fits_vocab);
+    lower-casing a cased one is a warning."""
     flag_args = [f for f in small_flags(google_checkpoint, copy_task("SST-2", tmp_path),
                                         tmp_path / "output") if not f.startswith("--vocab")]
     # --bert_config_file: the checkpoint's config, whatever the vocab's size
     # (the run stops at the size check, after the casing's).
     result = run_script("run_classifier.py", "--task_name=SST-2", "--do_eval",
                         f"--vocab_file={vocab}", case_flag, *flag_args)
-    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
-    expected = [] if warning is None else [
-        "run_classifier.py: warning: " + warning.format(vocab=vocab)]
-    assert warnings == expected
+    # What is said of the casing (the runs go on to stop at the random head).
+    said = [text for text in result.stderr.splitlines()
+            if "warning:" in text or "error: --do_lower_case" in text]
+    assert said == ([] if line is None else ["run_classifier.py: " + line.format(vocab=vocab)])
+    if line is not None and line.startswith("error:"):
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.strip().splitlines()[-1] == said[0]
 
 
 def _append(path, line):
@@ -828,8 +833,8 @@ def test_another_task_of_the_same_shape_is_refused_and_legitimate_changes_are_no
                      *small_flags(google_checkpoint, cola, output_dir))
     assert not (output_dir / "eval_results.txt").exists()
     assert not (tmp_path / "export").exists()
-    with pytest.raises(run_dir.RunDirError, match="^--do_lower_case=false: .* holds a run with "
-                                                  "--do_lower_case=true; give that"):
+    # This uncased vocab refuses a cased run before the folder's settings are compared.
+    with pytest.raises(finetune.FinetuneError, match="--do_lower_case=False, but .* uncased"):
         sst2_run("--do_eval", "--do_lower_case=false")
 
     # Allowed: scoring the model on other data, with another batch size and length.

@@ -6,7 +6,7 @@ import pathlib
 import pytest
 import tensorflow as tf
 
-from bert_tf import io_utils
+from bert_tf import io_utils, output_folders
 
 
 class Killed(Exception):
@@ -107,3 +107,60 @@ def test_atomic_files_that_fail_leave_no_folder_they_made(tmp_path):
         pathlib.Path(staging, "half.data").write_text("half")
         raise OSError("disk full")
     assert os.listdir(tmp_path) == []
+
+
+def test_an_output_file_in_a_missing_folder_makes_it_before_the_work(tmp_path):
+    path = tmp_path / "new" / "deeper" / "labels.tsv"
+    with io_utils.atomic_write(str(path)) as f:
+        # The folder is there before the first line is written.
+        assert (tmp_path / "new" / "deeper").is_dir()
+        f.write("a\n")
+    assert path.read_text() == "a\n"
+    # A failed output takes away the folders it made, and no other.
+    with pytest.raises(Killed), io_utils.atomic_write(str(tmp_path / "other" / "x.tsv")):
+        raise Killed
+    assert listing(tmp_path) == ["new"]
+
+
+def _saved_model_layout(folder, *extra):
+    """A folder of a SavedModel's files (and extra ones), as an earlier export left it."""
+    for name in ("saved_model.pb", "fingerprint.pb", "variables/variables.index",
+                 "variables/variables.data-00000-of-00001", "assets/vocab.txt", *extra):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("earlier")
+
+
+def test_a_replaced_folder_holds_nothing_but_an_earlier_output(tmp_path):
+    layout = output_folders.SAVED_MODEL
+    # Missing, empty, an earlier SavedModel: replaced.
+    for name in ("missing", "empty", "earlier"):
+        folder = tmp_path / name
+        if name == "empty":
+            folder.mkdir()
+        if name == "earlier":
+            _saved_model_layout(folder)
+        with io_utils.atomic_directory(str(folder), layout) as staging:
+            _saved_model_layout(pathlib.Path(staging))
+            (pathlib.Path(staging) / "saved_model.pb").write_text("new")
+        assert (folder / "saved_model.pb").read_text() == "new"
+
+    # A user's file, beside a SavedModel or inside one: refused before the
+    # body runs, with the file named, and the folder left whole.
+    for number, extra in enumerate(("notes.txt", "variables/my_weights.npy")):
+        folder = tmp_path / f"mine{number}"
+        _saved_model_layout(folder, extra)
+        with pytest.raises(output_folders.OutputFolderError, match=(
+                f"^{folder} holds files that are no part of an earlier SavedModel \\({extra}\\), "
+                "which writing the SavedModel there would delete: give a new or empty folder$")):
+            with io_utils.atomic_directory(str(folder), layout):
+                raise AssertionError("the body runs only for a folder it may replace")
+        assert (folder / extra).read_text() == "earlier"
+        assert (folder / "saved_model.pb").read_text() == "earlier"
+    # A folder of other files alone names the first few.
+    other = tmp_path / "photos"
+    for number in range(5):
+        (other / f"{number}.jpg").parent.mkdir(exist_ok=True)
+        (other / f"{number}.jpg").write_text("x")
+    with pytest.raises(output_folders.OutputFolderError,
+                       match=r"\(0.jpg, 1.jpg, 2.jpg and 2 more\)"):
+        output_folders.check_replaceable(str(other), layout)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf.checkpoints import checkpoints
+from bert_tf.checkpoints import checkpoints, model_files
 from bert_tf.checkpoints.checkpoint_names import FORMATS, encoder_weight_names
 from bert_tf.checkpoints.checkpoints import CheckpointError
 from bert_tf.data import conll
@@ -255,6 +255,37 @@ def test_nothing_to_read(tmp_path, tiny_config):
         checkpoints.load_weights(str(tmp_path), BertModel(tiny_config))
     with pytest.raises(CheckpointError, match="checkpoint not found"):
         checkpoints.load_weights(str(tmp_path / "bert_model.ckpt"), BertModel(tiny_config))
+
+
+def test_a_file_in_place_of_a_model_says_what_to_give(tmp_path, tiny_config):
+    """A vocab, a config or a checkpoint's own file as --init_checkpoint or --input."""
+    prefix = checkpoints.save_google_checkpoint(str(tmp_path / "bert_model.ckpt"),
+                                                BertModel(tiny_config))
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n")
+    for name in ("vocab.txt", "bert_config.json"):
+        path = str(tmp_path / name)
+        for read in (lambda path: checkpoints.load_weights(path, BertModel(tiny_config)),
+                     lambda path: checkpoints.convert(path, str(tmp_path / "hf"), "hf", [])):
+            with pytest.raises(CheckpointError, match=(
+                    f"^{path} is a file, not a checkpoint: give the model's folder \\(Google's, "
+                    "Hugging Face's, a TF Hub encoder or a keras-hub preset\\) or its "
+                    "checkpoint prefix \\(bert_model.ckpt, the name before .index\\)$")):
+                read(path)
+    with pytest.raises(CheckpointError, match=(
+            f"^{prefix}.index is one file of the checkpoint {prefix}: give {prefix}$")):
+        checkpoints.load_weights(prefix + ".index", BertModel(tiny_config))
+    assert not (tmp_path / "hf").exists()
+
+
+def test_a_keras_hub_preset_in_part_names_the_file_it_lacks(tmp_path):
+    preset = tmp_path / "preset"
+    (preset / "assets" / "tokenizer").mkdir(parents=True)
+    for name in ("model.weights.h5", "metadata.json", "tokenizer.json",
+                 "assets/tokenizer/vocabulary.txt"):
+        (preset / name).write_text("")
+    with pytest.raises(model_files.ModelFilesError, match=(
+            f"^{preset}: a keras-hub preset without config.json: copy the whole preset folder$")):
+        model_files.find(str(preset))
 
 
 @pytest.mark.slow

@@ -156,6 +156,23 @@ def test_a_tf_hub_encoder_becomes_a_preset_with_the_same_outputs(tmp_path):
 
 def test_a_preset_never_replaces_a_folder_of_other_files(tmp_path):
     tiny_google_checkpoint(str(tmp_path / "google"))
-    with pytest.raises(checkpoints.CheckpointError, match="a folder that holds other files"):
+    with pytest.raises(checkpoints.CheckpointError, match=(
+            f"^{tmp_path} holds files that are no part of an earlier keras-hub preset "
+            "\\(google/bert_config.json, google/bert_model.ckpt.data-00000-of-00001, "
+            "google/bert_model.ckpt.index and 2 more\\), which writing the keras-hub preset "
+            "there would delete: give a new or empty folder$")):
         checkpoints.convert(str(tmp_path / "google"), str(tmp_path), "keras_hub", [])
     assert (tmp_path / "google" / "bert_model.ckpt.index").exists()
+
+
+@pytest.mark.parametrize("output_format", ["keras_hub", "tf_hub"])
+def test_a_cased_output_of_an_uncased_vocab_is_refused_and_nothing_is_written(tmp_path,
+                                                                             output_format):
+    """A preset that never lower-cases an uncased model's input would make capitals [UNK]."""
+    vocab = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
+    tiny_google_checkpoint(str(tmp_path / "google"), vocab)
+    with pytest.raises(tokenization.CasingError, match=(
+            "^--do_lower_case=False, but .*vocab.txt has no word piece with a capital letter")):
+        checkpoints.convert(str(tmp_path / "google"), str(tmp_path / "out"), output_format, [],
+                            do_lower_case=False)
+    assert not (tmp_path / "out").exists()

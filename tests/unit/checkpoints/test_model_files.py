@@ -56,3 +56,16 @@ def test_a_folder_records_its_casing_and_a_contradicting_flag_is_refused(config_
     with pytest.raises(model_files.ModelFilesError,
                        match="--do_lower_case=True contradicts .* do_lower_case=False"):
         model_files.find(str(folder), config_file, do_lower_case=True)
+
+
+def test_a_cased_reading_of_an_uncased_vocab_is_refused(tmp_path, tiny_config):
+    """Nothing records the casing: the vocab tells, and --do_lower_case=False would make
+    every capitalised word [UNK]."""
+    uncased = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
+    config = dataclasses.replace(tiny_config, vocab_size=len(tokenization.load_vocab(uncased)))
+    config_path = str(tmp_path / "bert_config.json")
+    config.to_json_file(config_path)
+    with pytest.raises(model_files.ModelFilesError, match=(
+            f"^--do_lower_case=False, but {uncased} has no word piece with a capital letter")):
+        model_files.find(None, config_path, uncased, do_lower_case=False)
+    assert model_files.find(None, config_path, uncased).do_lower_case is True

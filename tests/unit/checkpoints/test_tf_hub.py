@@ -142,6 +142,20 @@ def test_init_checkpoint_takes_the_encoder_folder(exported, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_folder_of_a_tf_hub_output_reads_as_its_encoder(exported, tmp_path):
+    """The folder convert_checkpoint.py wrote, given back whole as --init_checkpoint or --input."""
+    folder, model = exported
+    encoder = str(folder / "encoder")
+    files = model_files.find(str(folder), max_seq_length=32)
+    assert files.vocab_file == os.path.join(encoder, "assets", "vocab.txt")
+    assert files.do_lower_case is True and files.bert_config == model.config
+    report = checkpoints.load_weights(str(folder), BertModel(model.config))
+    assert (report.format, report.path, len(report.loaded)) == ("tf_hub", encoder, 39)
+    checkpoints.convert(str(folder), str(tmp_path / "hf"), "hf", [])
+    assert open(tmp_path / "hf" / "vocab.txt").read() == open(VOCAB).read()
+
+
+@pytest.mark.slow
 def test_a_saved_model_that_is_no_encoder_is_refused_naming_it(exported, tiny_config):
     folder, _ = exported
     preprocessor = str(folder / "preprocessor")
@@ -175,3 +189,16 @@ def test_an_export_without_a_vocab_asks_for_vocab_file_and_writes_nothing(tmp_pa
     with pytest.raises(ValueError, match="a tf_hub output holds the vocab: pass --vocab_file"):
         checkpoints.convert(str(tmp_path / "google"), str(tmp_path / "hub"), "tf_hub", [])
     assert not (tmp_path / "hub").exists()
+
+
+def test_an_encoder_folder_of_a_users_files_is_refused_and_nothing_is_written(tmp_path):
+    tiny_google_checkpoint(str(tmp_path / "google"))
+    encoder = tmp_path / "hub" / "encoder"
+    encoder.mkdir(parents=True)
+    (encoder / "notes.txt").write_text("mine")
+    with pytest.raises(checkpoints.CheckpointError, match=(
+            f"^{encoder} holds files that are no part of an earlier SavedModel \\(notes.txt\\)"
+            ", which writing the SavedModel there would delete: give a new or empty folder$")):
+        checkpoints.convert(str(tmp_path / "google"), str(tmp_path / "hub"), "tf_hub", [])
+    assert os.listdir(tmp_path / "hub") == ["encoder"]
+    assert os.listdir(encoder) == ["notes.txt"]

@@ -14,6 +14,7 @@ import sys
 import pytest
 from absl import flags
 
+from bert_tf import output_folders
 from bert_tf.cli import path_flags
 from tests import helpers
 
@@ -138,6 +139,26 @@ def test_an_export_may_not_replace_the_run_it_exports(tmp_path):
         path_flags.check(_flags(output_dir=str(tmp_path / "run"), export_dir=str(tmp_path)))
     path_flags.check(_flags(output_dir=str(tmp_path / "run"),
                             export_dir=str(tmp_path / "export")))
+
+
+def test_an_export_replaces_only_an_earlier_saved_model(tmp_path):
+    """--export_dir is replaced whole: a folder of a user's files is refused before any work."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(output_folders.OutputFolderError, match=(
+            f"^--export_dir={mine} holds files that are no part of an earlier SavedModel "
+            r"\(notes.txt\), which writing the SavedModel there would delete: give a new or "
+            "empty folder$")):
+        path_flags.check(_flags(export_dir=str(mine)))
+    assert (mine / "notes.txt").read_text() == "mine"
+    earlier = tmp_path / "earlier"
+    (earlier / "variables").mkdir(parents=True)
+    for name in ("saved_model.pb", "variables/variables.index"):
+        (earlier / name).write_text("earlier")
+    (tmp_path / "empty").mkdir()
+    for folder in ("earlier", "empty", "missing"):
+        path_flags.check(_flags(export_dir=str(tmp_path / folder)))
 
 
 def test_remote_paths_are_compared_by_name_only():

@@ -531,6 +531,17 @@ def test_unwritable_output_is_an_error(tmp_path):
         pretraining_data.create_pretraining_data(CORPUS, str(tmp_path), config)
 
 
+def test_a_cased_run_on_an_uncased_vocab_is_refused_before_any_work(tmp_path):
+    """Every capitalised word would be [UNK]: 4% of an English text's tokens."""
+    config = PretrainingDataConfig(vocab_file=VOCAB, do_lower_case=False)
+    with pytest.raises(PretrainingDataError, match=(
+            f"^--do_lower_case=False, but {VOCAB} has no word piece with a capital letter "
+            "\\(an uncased vocab\\): capitalised words would be \\[UNK\\]; pass "
+            "--do_lower_case=True$")):
+        pretraining_data.create_pretraining_data(CORPUS, str(tmp_path / "out.tfrecord"), config)
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_failed_run_leaves_no_output(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"The keeper wrote.\n\xff\n")

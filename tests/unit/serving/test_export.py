@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
 
+from bert_tf import output_folders
 from bert_tf.model.config import BertConfig
 from bert_tf.model.heads import ClassifierHead
 from bert_tf.model.modeling import BertModel
@@ -129,6 +130,25 @@ def test_single_sentence_regression_export(tmp_path):
     np.testing.assert_allclose(outputs["predictions"].numpy(), expected[:, 0], atol=1e-5)
 
 
+def test_a_pair_is_refused_by_a_single_sentence_model_and_taken_by_a_pair_one(exported,
+                                                                                 tmp_path):
+    encoder, head = _model(num_labels=2, seed=5)
+    single = _export(str(tmp_path / "single"), encoder, head)
+    # Its "pair" signature would join the texts as segments the model never saw.
+    assert export_runner.trained_inputs(single) == ["text_a"]
+    with pytest.raises(export_runner.ExportError, match=(
+            f"^{single} was trained on text_a alone \\(its serving_default signature\\), "
+            "not on text_b too: drop --pair$")):
+        export_runner.check_trained_inputs(single, ["text_a", "text_b"], "drop --pair")
+    export_runner.check_trained_inputs(single, ["text_a"], "drop --pair")
+    _, _, pair = exported
+    assert export_runner.trained_inputs(pair) == ["text_a", "text_b"]
+    for names in (["text_a", "text_b"], ["text_a"]):
+        export_runner.check_trained_inputs(pair, names, "drop --pair")
+    # A folder without a SavedModel records nothing; check_task names it.
+    assert export_runner.trained_inputs(str(tmp_path)) is None
+
+
 def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monkeypatch):
     encoder, head = _model(num_labels=2, seed=3)
 
@@ -153,6 +173,25 @@ def test_failed_export_leaves_no_folder_and_keeps_an_earlier_one(tmp_path, monke
         _export(export_dir, encoder, head)
     assert os.listdir(tmp_path) == ["model"]
     assert open(os.path.join(export_dir, "saved_model.pb")).read() == "earlier"
+
+
+def test_an_export_never_replaces_a_folder_of_a_users_files(tmp_path):
+    module = tf.Module()
+    module.serve = tf.function(lambda x: {"y": x},
+                               input_signature=[tf.TensorSpec([None], tf.float32, name="x")])
+    export_dir = tmp_path / "model"
+    export_dir.mkdir()
+    (export_dir / "notes.txt").write_text("mine")
+    with pytest.raises(output_folders.OutputFolderError,
+                       match=f"^{export_dir} holds files that are no part of an earlier "
+                             "SavedModel \\(notes.txt\\)"):
+        export.save_model(str(export_dir), module, {"serving_default": module.serve})
+    assert os.listdir(tmp_path) == ["model"] and os.listdir(export_dir) == ["notes.txt"]
+    # Without the user's file, the folder is the export's, and an export replaces it.
+    os.remove(export_dir / "notes.txt")
+    for _ in range(2):
+        export.save_model(str(export_dir), module, {"serving_default": module.serve})
+        assert tf.saved_model.contains_saved_model(str(export_dir))
 
 
 @pytest.mark.slow

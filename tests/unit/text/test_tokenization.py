@@ -313,6 +313,35 @@ def test_validate_case_matches_checkpoint(checkpoint, do_lower_case, error):
             tokenization.validate_case_matches_checkpoint(do_lower_case, checkpoint)
 
 
+@pytest.mark.parametrize(("tokens", "casing"), [
+    (["[PAD]", "[UNK]", "the", "##s", "keeper", ",", "é"], "uncased"),
+    (["[PAD]", "the", "The", "keeper"], "cased"),
+    # Scripts without case: neither, whatever the Latin pieces among them.
+    (["[PAD]", "東", "京", "a"], None),
+    (["[PAD]", "가", "나", "다", "a"], None),
+    (["[PAD]", "[UNK]", "1", "##2"], None),
+])
+def test_a_vocabs_casing_is_told_by_its_word_pieces(tokens, casing):
+    assert tokenization.vocab_casing(dict.fromkeys(tokens))[0] == casing
+
+
+def test_a_cased_reading_of_an_uncased_vocab_is_refused():
+    uncased = dict.fromkeys(["[PAD]", "[UNK]", "the", "keeper"])
+    with pytest.raises(tokenization.CasingError, match=(
+            "^--do_lower_case=False, but vocab.txt has no word piece with a capital letter "
+            "\\(an uncased vocab\\): capitalised words would be \\[UNK\\]; pass "
+            "--do_lower_case=True$")):
+        tokenization.check_case_fits_vocab(False, uncased, "vocab.txt")
+    tokenization.check_case_fits_vocab(True, uncased, "vocab.txt")
+    # Lower-casing a cased vocab loses its capitalised pieces only: a warning.
+    cased = dict.fromkeys(["[PAD]", "The", "the"])
+    tokenization.check_case_fits_vocab(True, cased, "vocab.txt")
+    assert tokenization.case_mismatch_with_vocab(True, cased, "vocab.txt").startswith(
+        "--do_lower_case=True, but 1 word pieces of vocab.txt hold capital letters")
+    # A Korean vocab keeps its syllables composed only without lower-casing.
+    tokenization.check_case_fits_vocab(False, dict.fromkeys(["가", "나", "a"]), "vocab.txt")
+
+
 def test_pack_ids_single_segment():
     features = tokenization.pack_ids([5, 6, 7], max_seq_length=6, cls_id=1, sep_id=2)
 

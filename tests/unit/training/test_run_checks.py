@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_tf import configs, finetune
+from bert_tf import configs, finetune, output_folders
 from bert_tf.data import squad
 from bert_tf.records import input_pipeline, record_specs, tfrecord
 from bert_tf.training import run_checks
@@ -39,6 +39,18 @@ def test_scoring_needs_weights_unless_asked_for_random_ones_by_name(tmp_path):
     checkpoint = tf.train.Checkpoint(step=tf.Variable(1))
     checkpoint.save(str(tmp_path / "run" / "ckpt"))
     finetune.check_actions(config(str(tmp_path / "run"), do_predict=True))
+
+
+def test_an_export_dir_of_a_users_files_is_refused_before_any_work(tmp_path):
+    """From Python as from the scripts: the export would replace the folder whole."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(output_folders.OutputFolderError, match=(
+            f"^--export_dir={mine} holds files that are no part of an earlier SavedModel")):
+        finetune.check_actions(config(str(tmp_path / "run"), do_train=True,
+                                      export=configs.ExportSettings(export_dir=str(mine))))
+    assert (mine / "notes.txt").read_text() == "mine"
 
 
 def test_heads_the_init_checkpoint_lacked_are_refused_unless_trained_or_asked_for():
