@@ -253,8 +253,13 @@ class PretrainingJob(runner.Job):
             bert_config, self.runtime, config.training_config(strategy))
         try:
             self.trainer.restore(model.init_checkpoint)
-        except ValueError as e:  # CheckpointError: names the variable
-            raise ValueError(f"--init_checkpoint: {e}") from None
+        except checkpoints.CheckpointError as e:  # names the variable
+            raise checkpoints.CheckpointError(f"--init_checkpoint: {e}") from None
+        except run_dir.RunDirError as e:
+            # output_dir's model has other shapes: the config to change is the one given.
+            source = (f"--bert_config_file={model.bert_config_file}" if model.bert_config_file
+                      else f"the config of --init_checkpoint={model.init_checkpoint}")
+            raise run_dir.RunDirError(f"{source}: {e}") from None
         if self.trainer.is_chief:
             bert_config.to_json_file(os.path.join(run.output_dir, "bert_config.json"))
             if run.do_train:

@@ -169,10 +169,34 @@ def _differences(recorded, settings, may_grow):
     return differences
 
 
+# How many differences a refusal spells out; the rest are counted.
+_SHOWN_DIFFERENCES = 4
+
+
+def _leaf_differences(old, new, name):
+    """[(name, old, new)] of the values that differ, nested dicts followed down to them.
+
+    A model's record holds its whole bert_config and every head weight's
+    shape: the line names hidden_size, not both configs whole.
+    """
+    if isinstance(old, dict) and isinstance(new, dict):
+        found = []
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                found += _leaf_differences(old.get(key), new.get(key), f"{name}.{key}")
+        return found
+    return [(name, old, new)]
+
+
 def _described(recorded, settings, keys):
-    """Each key's difference as "key: old there, new now"."""
-    return "; ".join(f"{key}: {recorded.get(key)!r} there, {settings.get(key)!r} now"
-                     for key in keys)
+    """Each key's difference as "key.inner: old there, new now", the first few spelled out."""
+    found = []
+    for key in keys:
+        found += _leaf_differences(recorded.get(key), settings.get(key), key)
+    shown = "; ".join(f"{name}: {old!r} there, {new!r} now"
+                      for name, old, new in found[:_SHOWN_DIFFERENCES])
+    hidden = len(found) - _SHOWN_DIFFERENCES
+    return shown + (f"; {hidden} more" if hidden > 0 else "")
 
 
 def _refusal(output_dir, group, recorded, settings, differences, flags):

@@ -9,6 +9,7 @@ others run pretrain.run() in this process on settings it refuses before any
 model is built.
 """
 
+import dataclasses
 import json
 import os
 import shutil
@@ -21,6 +22,7 @@ from absl import flags
 from bert_tf import configs, pretrain
 from bert_tf.cli import script_flags
 from bert_tf.model.config import BertConfig
+from bert_tf.training import run_dir
 from tests import helpers
 
 ROOT = helpers.ROOT
@@ -181,3 +183,26 @@ def test_records_with_ids_past_the_model_are_refused_at_start(tmp_path):
                                          "vocab_size is 100"):
         pretrain.run(_config(tmp_path, 100))
     assert not os.path.exists(tmp_path / "output" / "checkpoint")
+
+
+def test_resuming_with_another_model_shape_names_the_keys_and_the_flag(tmp_path):
+    config = _config(tmp_path, 393)
+    config = dataclasses.replace(
+        config, num_train_steps=1,
+        batches=configs.BatchSizes(train_batch_size=4),
+        cadence=configs.CadenceSettings(iterations_per_loop=1, save_checkpoints_steps=1))
+    pretrain.run(config)
+    wider = str(tmp_path / "wider_config.json")
+    BertConfig(vocab_size=393, hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+               intermediate_size=64, max_position_embeddings=32).to_json_file(wider)
+    with pytest.raises(run_dir.RunDirError) as error:
+        pretrain.run(dataclasses.replace(
+            config, num_train_steps=2,
+            model=dataclasses.replace(config.model, bert_config_file=wider)))
+    message = str(error.value)
+    assert message.startswith(f"--bert_config_file={wider}: {config.run.output_dir} holds a "
+                              "run with other model settings (bert_config.hidden_size: 32 "
+                              "there, 64 now; ")
+    # The first differences spelled out, the rest counted: no config printed whole.
+    assert message.count(" there, ") == 4
+    assert "more): give another --output_dir" in message
