@@ -268,7 +268,7 @@ def fetch(remote, path, label):
     Args:
       remote: The RemoteFile (probe()'s, or one with just a url).
       path: Its final place; nothing is done when it exists.
-      label: The model and file, for messages.
+      label: The file's URL as the user would know it, for messages.
 
     Returns:
       path.

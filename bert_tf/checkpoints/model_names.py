@@ -243,7 +243,7 @@ def _google_folder(model):
     archive = folder + ".zip"
     url = f"{google_url()}/{model.location}"
     try:
-        model_cache.fetch(model_cache.probe(url), archive, f"{model.name} ({url})")
+        model_cache.fetch(model_cache.probe(url), archive, url)
         model_cache.unpack_zip(archive, folder, GOOGLE_CONFIG, {
             CASING_FILE: json.dumps({"do_lower_case": model.do_lower_case}) + "\n"})
     except model_cache.DownloadError as e:
@@ -260,11 +260,15 @@ def _hf_headers():
     return (("Authorization", f"Bearer {token}"),) if token else ()
 
 
+def _hf_url(repo_id, file_name):
+    """A file's resolve URL on the Hub, as huggingface_hub builds it."""
+    return f"{hf_endpoint()}/{repo_id}/resolve/{HF_REVISION}/{file_name}"
+
+
 def _hf_probe(repo_id, file_name):
     """model_cache.probe() of a file of a Hub repository, or None when it has none."""
-    url = f"{hf_endpoint()}/{repo_id}/resolve/{HF_REVISION}/{file_name}"
     try:
-        return model_cache.probe(url, _hf_headers())
+        return model_cache.probe(_hf_url(repo_id, file_name), _hf_headers())
     except model_cache.NotFoundError:
         return None
     except model_cache.DownloadError as e:
@@ -297,8 +301,8 @@ def _hugging_face_folder(repo_id):
                                      "bert_tf needs beside the weights")
             if remote is not None:
                 model_cache.fetch(remote, os.path.join(folder, file_name),
-                                  f"{repo_id} {file_name}")
-        model_cache.fetch(remote_weights, weights, f"{repo_id} {HF_WEIGHTS}")
+                                  _hf_url(repo_id, file_name))
+        model_cache.fetch(remote_weights, weights, _hf_url(repo_id, HF_WEIGHTS))
     except model_cache.DownloadError as e:
         raise ModelNameError(f"{repo_id}: {e}") from None
     logging.info("%s is in %s", repo_id, folder)

@@ -146,6 +146,8 @@ _HUGGING_FACE_MODELS = [
 ]
 
 KNOWN_MODELS = {model.name: model for model in _GOOGLE_MODELS + _HUGGING_FACE_MODELS}
+# The Hub serves Google's repositories under their legacy ids too.
+_LEGACY_OWNER = "google-bert/"
 
 
 def find(name):
@@ -160,7 +162,7 @@ def find(name):
     """
     if name in KNOWN_MODELS:
         return KNOWN_MODELS[name]
-    return KNOWN_MODELS.get(f"google-bert/{name}")
+    return KNOWN_MODELS.get(f"{_LEGACY_OWNER}{name}")
 
 
 def nearest(name, candidates=(), count=3):
@@ -174,5 +176,7 @@ def nearest(name, candidates=(), count=3):
     Returns:
       A list of names; empty when none is close.
     """
-    names = [*KNOWN_MODELS, *candidates]
+    legacy = [name.removeprefix(_LEGACY_OWNER) for name in KNOWN_MODELS
+              if name.startswith(_LEGACY_OWNER)]
+    names = [*KNOWN_MODELS, *legacy, *candidates]
     return difflib.get_close_matches(name, names, n=count, cutoff=0.5)
