@@ -30,7 +30,7 @@ import os
 from absl import logging
 
 from bert_tf import runner
-from bert_tf.checkpoints import checkpoints
+from bert_tf.checkpoints import checkpoints, model_names
 from bert_tf.data.pretraining import PretrainingData, masking_config
 from bert_tf.pretraining_data import PretrainingDataConfig
 from bert_tf.runtime import run_setup
@@ -195,6 +195,27 @@ def setup(config):
     return run_setup.prepare(config.runtime)
 
 
+def with_local_checkpoint(config):
+    """The config with its init_checkpoint's name turned into the local path, downloaded once.
+
+    Args:
+      config: A PretrainingConfig.
+
+    Returns:
+      The PretrainingConfig, whose model.init_checkpoint is a path
+      (model_names.local_path).
+
+    Raises:
+      ModelNameError: for a name that resolves to nothing, or that cannot
+        be fetched (one line).
+    """
+    local = model_names.local_path(config.model.init_checkpoint)
+    if local == config.model.init_checkpoint:
+        return config
+    return dataclasses.replace(
+        config, model=dataclasses.replace(config.model, init_checkpoint=local))
+
+
 class PretrainingJob(runner.Job):
     """Pretraining, phase by phase (runner.run drives it); see run().
 
@@ -232,6 +253,7 @@ class PretrainingJob(runner.Job):
     def prepare(self):
         """Sets up the runtime, checks the model's config and vocab, the batches and every
         record, then builds the Trainer, resumed from output_dir or initialized."""
+        self.config = with_local_checkpoint(self.config)
         config = self.config
         run, model, batches = config.run, config.model, config.batches
         if self.runtime is None:

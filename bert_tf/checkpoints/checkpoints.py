@@ -33,7 +33,7 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from bert_tf import io_utils, output_folders
-from bert_tf.checkpoints import keras_hub, tf_hub
+from bert_tf.checkpoints import keras_hub, model_names, tf_hub
 from bert_tf.checkpoints.checkpoint_names import (
     ENCODER,
     ENCODER_PREFIXES,
@@ -755,7 +755,8 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
     is left out, with a warning) and its vocab and casing.
 
     Args:
-      input_path: A checkpoint in any format (see resolve_checkpoint_path).
+      input_path: A checkpoint in any format (see resolve_checkpoint_path),
+        or a model's name (model_names.local_path).
       output_path: A prefix for "google" and "tf2", a folder for the others.
       output_format: One of OUTPUT_FORMATS.
       head_types: The heads.Head classes to carry over (heads.head_types()).
@@ -790,6 +791,7 @@ def convert(input_path, output_path, output_format, head_types, bert_config_file
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"unknown output format {output_format!r}; known: "
                          f"{', '.join(OUTPUT_FORMATS)}")
+    input_path = model_names.local_path(input_path)
     config = find_config(input_path, bert_config_file)
     encoder = BertModel(config)
     heads = detect_heads(input_path, encoder, head_types)

@@ -17,7 +17,7 @@ import dataclasses
 import tensorflow as tf
 
 from bert_tf import messages
-from bert_tf.checkpoints import checkpoints
+from bert_tf.checkpoints import checkpoints, model_names
 from bert_tf.model.config import BertConfig
 from bert_tf.text import tokenization
 
@@ -56,14 +56,15 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
     docstring).
 
     Args:
-      init_checkpoint: The pretrained weights, or None.
+      init_checkpoint: The pretrained weights, or None: a path, or a model's
+        name (model_names.local_path), which is downloaded once.
       bert_config_file: An explicit config, which wins.
       vocab_file: An explicit vocab, which wins.
       do_lower_case: The casing, or None to take the folder's record (else True).
       max_seq_length: If given, checked against max_position_embeddings.
 
     Returns:
-      A ModelFiles.
+      A ModelFiles, whose init_checkpoint is the local path of a named model.
 
     Raises:
       ModelFilesError: naming the flag, when something is missing or does not
@@ -76,6 +77,7 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
         raise ModelFilesError("Give --bert_config_file (or an --init_checkpoint beside which "
                               "one is found).")
     try:
+        init_checkpoint = model_names.local_path(init_checkpoint)
         vocab_file = checkpoints.find_vocab(init_checkpoint, vocab_file)
         recorded_case = checkpoints.find_do_lower_case(init_checkpoint, None)
         if do_lower_case is None:
@@ -89,7 +91,8 @@ def find(init_checkpoint, bert_config_file=None, vocab_file=None, do_lower_case=
         config = checkpoints.find_config(init_checkpoint, bert_config_file)
         vocab = tokenization.load_vocab(vocab_file)
     except (ValueError, OSError, tf.errors.OpError) as e:
-        # ConfigError, CheckpointError, an unreadable file: all name the file.
+        # ConfigError, CheckpointError, ModelNameError, an unreadable file: all
+        # name the file or the model.
         raise ModelFilesError(str(e)) from None
     # A checkpoint that records its casing nowhere: its vocab still tells.
     if recorded_case is None:

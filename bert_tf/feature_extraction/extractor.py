@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from bert_tf.checkpoints import checkpoints
+from bert_tf.checkpoints import checkpoints, model_names
 from bert_tf.checkpoints.model_files import ModelFilesError
 from bert_tf.checkpoints.model_files import find as find_model_files
 from bert_tf.feature_extraction.examples import (
@@ -206,7 +206,8 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
     reported as such rather than as a missing vocab or config beside it.
 
     Args:
-      init_checkpoint: The pretrained weights (any checkpoints.py format).
+      init_checkpoint: The pretrained weights (any checkpoints.py format), or
+        a model's name (model_names.local_path).
       bert_config_file: An explicit config, else the one beside the weights.
       vocab_file: An explicit vocab, else the one beside the weights.
       do_lower_case: The casing, or None for the folder's record (else True).
@@ -219,11 +220,12 @@ def model_files(init_checkpoint, bert_config_file=None, vocab_file=None, do_lowe
       ExtractionError: naming the flag.
     """
     try:
-        checkpoints.resolve_checkpoint_path(init_checkpoint)
+        local_checkpoint = model_names.local_path(init_checkpoint)
+        checkpoints.resolve_checkpoint_path(local_checkpoint)
     except (ValueError, tf.errors.OpError) as e:
         raise ExtractionError(f"--init_checkpoint={init_checkpoint}: {e}") from None
     try:
-        return find_model_files(init_checkpoint, bert_config_file, vocab_file, do_lower_case,
+        return find_model_files(local_checkpoint, bert_config_file, vocab_file, do_lower_case,
                                 max_seq_length)
     except ModelFilesError as e:
         raise ExtractionError(str(e)) from None

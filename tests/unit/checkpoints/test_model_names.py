@@ -1,0 +1,455 @@
+"""Models by name, fetched from a local HTTP server laid out as each publisher lays them out.
+
+A real http.server in a thread serves a tiny BERT as Google's zips (a
+folder inside, or the files at the top level), as Hugging Face Hub
+repositories (resolve URLs; the weights redirect to storage with their
+sha256 and size, as the Hub's LFS files do), as a keras-hub preset on the
+Hub (hf://, through keras-hub and huggingface_hub) and as a TF Hub
+SavedModel .tar.gz (through tensorflow-hub). The base URLs are the
+settings' (BERT_TF_GOOGLE_URL, HF_ENDPOINT), so the code that downloads,
+resumes, checks and unpacks runs for real. A server that drops the
+connection half way stands for an interrupted download.
+"""
+
+import base64
+import hashlib
+import http.server
+import io
+import os
+import subprocess
+import sys
+import tarfile
+import threading
+import zipfile
+
+import numpy as np
+import pytest
+
+from bert_tf.checkpoints import (
+    checkpoints,
+    keras_hub,
+    model_cache,
+    model_files,
+    model_names,
+    model_registry,
+    tf_hub,
+)
+from bert_tf.feature_extraction import extractor
+from bert_tf.model.modeling import BertModel
+from tests import helpers
+from tests.helpers.tiny_models import tiny_google_checkpoint
+
+GOOGLE_PATH = "/bert_models"
+SMALL = "uncased_L-2_H-128_A-2"  # A small BERT: its zip holds the files at the top level.
+CASED = "cased_L-12_H-768_A-12"  # A 2018 release: its zip holds a folder.
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+class Route:
+    """What the server answers for a path: a body, or a redirect, with headers."""
+
+    def __init__(self, body=None, headers=None, status=200):
+        self.body, self.headers, self.status = body, dict(headers or {}), status
+
+
+class Server(http.server.ThreadingHTTPServer):
+    """Serves routes; records each request; drops the connection half way through the
+    bodies of the paths in `dropping`."""
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.routes, self.requests, self.dropping = {}, [], set()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self._answer(send_body=False)
+
+    def do_GET(self):
+        self._answer(send_body=True)
+
+    def _answer(self, send_body):
+        path = self.path.split("?")[0]
+        self.server.requests.append((self.command, path, self.headers.get("Range")))
+        route = self.server.routes.get(path)
+        if route is None:
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if route.body is None:  # A redirect.
+            self.send_response(route.status)
+            for name, value in route.headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body, start = route.body, 0
+        ranged = self.headers.get("Range")
+        if ranged and send_body:
+            start = int(ranged.removeprefix("bytes=").rstrip("-"))
+            if start >= len(body):
+                self.send_response(416)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+        else:
+            self.send_response(200)
+        for name, value in route.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body) - start))
+        self.end_headers()
+        if not send_body:
+            return
+        end = len(body)
+        if path in self.server.dropping:
+            end = max(start, len(body) // 2)
+        self.wfile.write(body[start:end])
+        if end < len(body):
+            self.wfile.flush()
+            self.close_connection = True
+
+
+@pytest.fixture(scope="module")
+def server():
+    served = Server()
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    yield served
+    served.shutdown()
+    served.server_close()
+
+
+@pytest.fixture(autouse=True)
+def settings(server, tmp_path, monkeypatch):
+    """A fresh cache, the publishers' base URLs on the local server, online; the
+    server's routes and records emptied."""
+    server.routes.clear()
+    server.requests.clear()
+    server.dropping.clear()
+    monkeypatch.setenv(model_cache.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(model_names.GOOGLE_URL_ENV, server.url + GOOGLE_PATH)
+    monkeypatch.setenv(model_names.HF_ENDPOINT_ENV, server.url)
+    for name in (*model_cache.OFFLINE_ENVS, model_names.HF_TOKEN_ENV,
+                 model_names.TFHUB_CACHE_ENV):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """A tiny BERT in Google's release layout: (folder, its files' bytes by name)."""
+    folder = str(tmp_path_factory.mktemp("tiny"))
+    tiny_google_checkpoint(folder)
+    files = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            files[name] = f.read()
+    return folder, files
+
+
+@pytest.fixture(scope="module")
+def tiny_hf(tiny, tmp_path_factory):
+    """The tiny BERT as a Hugging Face folder: (folder, its files' bytes by name)."""
+    folder = str(tmp_path_factory.mktemp("tiny_hf"))
+    checkpoints.convert(tiny[0], folder, "hf", [])
+    return folder, {name: open(os.path.join(folder, name), "rb").read()
+                    for name in ("config.json", "vocab.txt", "tokenizer_config.json",
+                                 "model.safetensors")}
+
+
+def _outputs(init_checkpoint):
+    """The sequence output of a model found by model_files.find, on fixed ids."""
+    files = model_files.find(init_checkpoint)
+    model = BertModel(files.bert_config)
+    checkpoints.load_weights(files.init_checkpoint, model)
+    ids = np.array([[2, 40, 41, 42, 3, 50, 51, 3]], np.int32)
+    return model({"input_ids": ids, "input_mask": np.ones_like(ids),
+                  "segment_ids": np.array([[0] * 5 + [1] * 3], np.int32)},
+                 training=False)["sequence_output"].numpy()
+
+
+def _zip(files, folder=None):
+    """A zip of {name: bytes}, inside folder when given."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(f"{folder}/{name}" if folder else name, data)
+    return buffer.getvalue()
+
+
+def _md5_header(data):
+    return {"x-goog-hash": "crc32c=AAAAAA==,md5="
+            + base64.b64encode(hashlib.md5(data).digest()).decode()}
+
+
+def publish_google(server, name, files, inside_folder, md5_of=None):
+    """Serves a Google release zip at its registry URL, with GCS's md5 header."""
+    data = _zip(files, name if inside_folder else None)
+    location = model_registry.find(name).location
+    server.routes[f"{GOOGLE_PATH}/{location}"] = Route(data, _md5_header(md5_of or data))
+    return f"{GOOGLE_PATH}/{location}"
+
+
+def publish_hf(server, repo_id, files, lfs=("model.safetensors",), sha256_of=None):
+    """Serves a Hub repository: resolve URLs; an LFS file redirects to storage, with its
+    sha256 (X-Linked-Etag) and size on the redirect, as the Hub does."""
+    for name, data in files.items():
+        sha256 = hashlib.sha256(sha256_of or data).hexdigest() if name in lfs else None
+        resolve = f"/{repo_id}/resolve/main/{name}"
+        common = {"X-Repo-Commit": COMMIT}
+        if sha256:
+            storage = f"/storage/{hashlib.sha256(data).hexdigest()}"
+            linked = {**common, "ETag": f'"{sha256}"', "X-Linked-Etag": f'"{sha256}"',
+                      "X-Linked-Size": str(len(data))}
+            server.routes[storage] = Route(data, linked)
+            server.routes[resolve] = Route(None, {**linked, "Location": server.url + storage},
+                                           status=302)
+        else:
+            server.routes[resolve] = Route(
+                data, {**common, "ETag": f'"{hashlib.sha1(data).hexdigest()}"'})
+
+
+# Each kind of name loads the model the local folder holds.
+
+def test_a_google_name_downloads_once_and_gives_the_local_folders_outputs(server, tiny):
+    publish_google(server, SMALL, tiny[1], inside_folder=False)
+    expected = _outputs(tiny[0])
+    np.testing.assert_allclose(_outputs(SMALL), expected, rtol=1e-6)
+    fetched = [request for request in server.requests if request[0] == "GET"]
+    assert len(fetched) == 1
+    # Fetched once: the second time the cache answers, with no request.
+    server.requests.clear()
+    folder = model_names.local_path(SMALL)
+    assert server.requests == []
+    assert folder == os.path.join(model_cache.cache_dir(), "google", SMALL)
+    # The zip is unpacked and gone; the original's NAME/bert_model.ckpt names the same.
+    assert not any(name.endswith(".zip") for name in os.listdir(os.path.dirname(folder)))
+    assert model_names.local_path(f"{SMALL}/bert_model.ckpt") == \
+        os.path.join(folder, "bert_model.ckpt")
+    # The feature extraction's way in takes the name too.
+    assert extractor.model_files(SMALL).init_checkpoint == folder
+
+
+def test_a_named_cased_model_is_read_cased(server, tiny):
+    publish_google(server, CASED, tiny[1], inside_folder=True)
+    files = model_files.find(CASED)
+    assert files.do_lower_case is False
+    with pytest.raises(model_files.ModelFilesError, match="contradicts"):
+        model_files.find(CASED, do_lower_case=True)
+    np.testing.assert_allclose(_outputs(CASED), _outputs(tiny[0]), rtol=1e-6)
+
+
+def test_hugging_face_ids_download_safetensors_and_give_the_local_folders_outputs(
+        server, tiny_hf):
+    publish_hf(server, "allenai/scibert_scivocab_uncased", tiny_hf[1])
+    expected = _outputs(tiny_hf[0])
+    np.testing.assert_allclose(_outputs("allenai/scibert_scivocab_uncased"), expected,
+                               rtol=1e-6)
+    # A legacy id without an owner: the Hub redirects it to its repository.
+    publish_hf(server, "google-bert/bert-base-cased", tiny_hf[1])
+    server.routes["/bert-base-cased/resolve/main/config.json"] = Route(
+        None, {"Location": "/google-bert/bert-base-cased/resolve/main/config.json"}, 307)
+    np.testing.assert_allclose(_outputs("bert-base-cased"), expected, rtol=1e-6)
+    folder = model_names.local_path("bert-base-cased")
+    assert sorted(os.listdir(folder)) == sorted(tiny_hf[1])
+
+
+def test_a_pytorch_only_repository_is_refused_in_one_line(server, tiny_hf):
+    publish_hf(server, "someone/pt-only", {"config.json": tiny_hf[1]["config.json"],
+                                           "pytorch_model.bin": b"pickle"},
+               lfs=("pytorch_model.bin",))
+    with pytest.raises(model_names.ModelNameError) as raised:
+        model_names.local_path("someone/pt-only")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("someone/pt-only: the repository has PyTorch weights only")
+    assert not os.path.exists(model_cache.cache_dir())
+
+
+def test_a_keras_hub_hf_handle_resolves_through_keras_hub(server, tiny, tmp_path,
+                                                          monkeypatch):
+    constants = pytest.importorskip("huggingface_hub.constants")
+    # huggingface_hub reads HF_ENDPOINT and its cache folder when imported.
+    monkeypatch.setattr(constants, "ENDPOINT", server.url)
+    monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        server.url + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
+    preset = str(tmp_path / "preset")
+    checkpoints.convert(tiny[0], preset, "keras_hub", [])
+    files = {}
+    for root, _, names in os.walk(preset):
+        for name in names:
+            path = os.path.join(root, name)
+            files[os.path.relpath(path, preset)] = open(path, "rb").read()
+    publish_hf(server, "someone/tiny_bert", files, lfs=(keras_hub.WEIGHTS_FILE,))
+    folder = model_names.local_path("hf://someone/tiny_bert")
+    assert keras_hub.is_preset(folder) and folder.startswith(str(tmp_path / "hf"))
+    np.testing.assert_allclose(_outputs("hf://someone/tiny_bert"), _outputs(preset),
+                               rtol=1e-6)
+
+
+def test_a_tf_hub_url_resolves_through_tensorflow_hub(server, tiny, tmp_path):
+    checkpoints.convert(tiny[0], str(tmp_path / "hub"), "tf_hub", [])
+    encoder = str(tmp_path / "hub" / "encoder")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        archive.add(encoder, arcname=".")
+    server.routes["/tfhub/tiny_bert/1"] = Route(buffer.getvalue())
+    handle = f"{server.url}/tfhub/tiny_bert/1"
+    folder = model_names.local_path(handle)
+    # tensorflow-hub's cache is under bert_tf's unless TFHUB_CACHE_DIR says otherwise.
+    assert tf_hub.is_saved_model(folder)
+    assert folder.startswith(os.path.join(model_cache.cache_dir(), "tfhub"))
+    assert model_names.TFHUB_CACHE_ENV not in os.environ
+    np.testing.assert_allclose(_outputs(handle), _outputs(encoder), rtol=1e-5)
+
+
+def test_convert_takes_a_name(server, tiny, tmp_path):
+    publish_google(server, SMALL, tiny[1], inside_folder=False)
+    output = str(tmp_path / "hf")
+    checkpoints.convert(SMALL, output, "hf", [])
+    np.testing.assert_allclose(_outputs(output), _outputs(tiny[0]), rtol=1e-6)
+
+
+# Downloads that fail are never loaded.
+
+def test_an_interrupted_download_is_never_loaded_and_the_rerun_resumes_it(server, tiny):
+    path = publish_google(server, SMALL, tiny[1], inside_folder=False)
+    size = len(server.routes[path].body)
+    server.dropping.add(path)
+    with pytest.raises(model_files.ModelFilesError,
+                       match=f"^{SMALL}: http://.*/{SMALL}.zip: download interrupted at "
+                             f"{size // 2} of "
+                             f"{size} bytes; run again to resume it$"):
+        model_files.find(SMALL)
+    google = os.path.join(model_cache.cache_dir(), "google")
+    assert os.listdir(google) == [f"{SMALL}.zip{model_cache.INCOMPLETE_SUFFIX}"]
+    assert os.path.getsize(os.path.join(google, os.listdir(google)[0])) == size // 2
+    server.dropping.clear()
+    server.requests.clear()
+    np.testing.assert_allclose(_outputs(SMALL), _outputs(tiny[0]), rtol=1e-6)
+    assert ("GET", path, f"bytes={size // 2}-") in server.requests
+    assert os.listdir(google) == [SMALL]
+
+
+def test_a_download_killed_after_its_last_byte_is_checked_and_used(server, tiny):
+    path = publish_google(server, SMALL, tiny[1], inside_folder=False)
+    google = os.path.join(model_cache.cache_dir(), "google")
+    os.makedirs(google)
+    with open(os.path.join(google, f"{SMALL}.zip.incomplete"), "wb") as f:
+        f.write(server.routes[path].body)
+    assert os.path.isdir(model_names.local_path(SMALL))
+    assert [request for request in server.requests if request[0] == "GET"] == []
+
+
+def test_a_corrupt_download_is_refused_deleted_and_refetched(server, tiny_hf):
+    publish_hf(server, "someone/bert", tiny_hf[1], sha256_of=b"other bytes")
+    with pytest.raises(model_names.ModelNameError,
+                       match=r"^someone/bert: http://.*/someone/bert/resolve/main/"
+                             r"model.safetensors: the download is "
+                             r"corrupt \(its sha256 is not the server's [0-9a-f]{64}\) and was "
+                             "deleted; run again to download it anew$"):
+        model_names.local_path("someone/bert")
+    folder = os.path.join(model_cache.cache_dir(), "hf", "someone--bert", "main")
+    assert "model.safetensors" not in os.listdir(folder)
+    assert not any(name.endswith(model_cache.INCOMPLETE_SUFFIX) for name in os.listdir(folder))
+    publish_hf(server, "someone/bert", tiny_hf[1])
+    np.testing.assert_allclose(_outputs("someone/bert"), _outputs(tiny_hf[0]), rtol=1e-6)
+
+
+def test_a_resumed_download_that_fails_its_check_is_fetched_anew(server, tiny):
+    path = publish_google(server, SMALL, tiny[1], inside_folder=False)
+    google = os.path.join(model_cache.cache_dir(), "google")
+    os.makedirs(google)
+    with open(os.path.join(google, f"{SMALL}.zip.incomplete"), "wb") as f:
+        f.write(b"x" * 100)  # Not this file's first bytes.
+    np.testing.assert_allclose(_outputs(SMALL), _outputs(tiny[0]), rtol=1e-6)
+    gets = [request[2] for request in server.requests if request[0] == "GET"]
+    assert gets == ["bytes=100-", None]
+    assert ("GET", path, None) in server.requests
+
+
+def test_a_wrong_md5_from_google_is_refused(server, tiny):
+    publish_google(server, SMALL, tiny[1], inside_folder=False, md5_of=b"other bytes")
+    with pytest.raises(model_names.ModelNameError, match="its md5 is not the server's"):
+        model_names.local_path(SMALL)
+    assert os.listdir(os.path.join(model_cache.cache_dir(), "google")) == []
+
+
+# Offline, unknown names: one line each.
+
+@pytest.mark.parametrize("variable", model_cache.OFFLINE_ENVS)
+def test_offline_a_missing_model_is_one_line_and_a_cached_one_is_used(
+        server, tiny, tiny_hf, monkeypatch, variable):
+    publish_google(server, SMALL, tiny[1], inside_folder=False)
+    folder = model_names.local_path(SMALL)
+    monkeypatch.setenv(variable, "1")
+    server.requests.clear()
+    assert model_names.local_path(SMALL) == folder
+    for name in ("uncased_L-4_H-256_A-4", "someone/bert"):
+        with pytest.raises(model_names.ModelNameError) as raised:
+            model_names.local_path(name)
+        message = str(raised.value)
+        assert "\n" not in message and message.startswith(f"{name}: not in the cache (")
+        assert message.endswith(f"and {variable} is set, so nothing is downloaded: run once "
+                                f"online, or unset {variable}")
+    assert server.requests == []
+
+
+def test_an_unknown_name_is_one_line_with_the_nearest_known_names(server):
+    with pytest.raises(model_names.ModelNameError) as raised:
+        model_names.local_path("uncased_L-12_H-768_A-13")
+    message = str(raised.value)
+    assert "\n" not in message
+    assert message.startswith("uncased_L-12_H-768_A-13: no such file or folder, and no model "
+                              f"of that name (not found on {server.url}); nearest known "
+                              "names: uncased_L-12_H-768_A-12")
+    with pytest.raises(model_names.ModelNameError,
+                       match="; nearest known names: bert-base-uncased, "):
+        model_names.local_path("bert base uncased")
+
+
+def test_paths_win_over_names_and_what_looks_like_a_path_is_left_alone(tmp_path, server,
+                                                                       monkeypatch):
+    folder = tmp_path / SMALL
+    folder.mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert model_names.local_path(SMALL) == SMALL
+    for path in ("/no/such/folder", "./missing", "../missing", "a/b/c", "gs://bucket/ckpt"):
+        assert model_names.local_path(path) == path
+    assert model_names.local_path(None) is None
+    assert server.requests == []
+
+
+def test_the_script_says_an_unknown_name_in_one_line(server, tmp_path):
+    env = {**os.environ, "PYTHONPATH": helpers.ROOT}
+    done = subprocess.run(
+        [sys.executable, "convert_checkpoint.py", "--input=bert-base-uncasedd",
+         f"--output={tmp_path / 'out'}", "--output_format=hf"],
+        cwd=helpers.ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("convert_checkpoint.py: error: bert-base-uncasedd: no such file "
+                           "or folder, and no model of that name")
+    assert "; nearest known names: bert-base-uncased, " in last
+    assert "Traceback" not in done.stderr
+
+
+def test_list_models_names_each_with_its_size():
+    listed = {model.name: model for model in model_names.known_models()}
+    assert listed["uncased_L-12_H-768_A-12"].parameters == 109_482_240
+    assert listed[SMALL].source == "google" and not listed[SMALL].cached
+    assert listed["google-bert/bert-base-uncased"].weight_bytes() == 4 * 109_482_240
+    assert len([m for m in listed.values() if m.source == "google"]) == 9 + 23
+    # keras-hub's own count of its tiny BERT is the same as bert_tf's.
+    if "bert_tiny_en_uncased" in listed:
+        assert listed["bert_tiny_en_uncased"].parameters == listed[SMALL].parameters
