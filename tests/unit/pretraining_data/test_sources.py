@@ -2,11 +2,12 @@
 
 The input formats are written to tmp_path; TensorFlow Datasets text comes
 from a tiny data set in TFDS's own prepared layout, written offline in
-tmp_path (tfds_dir), so that TFDS's real reading, checks and failures run
-without the network.
+tmp_path (tests/helpers/tfds_helpers.py), so that TFDS's real reading,
+checks and failures run without the network.
 """
 
-import numpy as np
+import os
+
 import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
@@ -21,8 +22,9 @@ from bert_tf.pretraining_data import (
     vocab_learning,
 )
 from tests import helpers
+from tests.helpers import tfds_helpers
 
-VOCAB = helpers.FIXTURES + "/pretraining_vocab.txt"
+VOCAB = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
 
 # The documents every layout below holds.
 DOCUMENTS = [
@@ -49,13 +51,6 @@ LAYOUTS = {
 }
 
 
-# A TFDS data set's examples: each text a document, the empty one left out.
-TFDS_TEXTS = ("The dog ran to the river. It was cold! Was the water deep? Nobody knew.",
-              "A man found a book in the house.\nHe read it at night.",
-              "",
-              "The city has a school. People go there.")
-
-
 class ManualDocuments(tfds.core.GeneratorBasedBuilder):
     """A TFDS data set that TFDS can only prepare from files downloaded by hand."""
 
@@ -76,23 +71,8 @@ class ManualDocuments(tfds.core.GeneratorBasedBuilder):
 
 @pytest.fixture(scope="module")
 def tfds_dir(tmp_path_factory):
-    """A TFDS data folder holding tiny_documents, prepared as TFDS prepares a data set.
-
-    Its files are written with TFDS's own serialization and metadata
-    (tfds.folder_dataset.write_metadata), as for a data set prepared
-    elsewhere and copied here; tfds.builder() finds it by name.
-    """
-    data_dir = tmp_path_factory.mktemp("tfds")
-    folder = data_dir / "tiny_documents" / "1.0.0"
-    folder.mkdir(parents=True)
-    features = tfds.features.FeaturesDict({
-        "text": tfds.features.Text(), "stars": tfds.features.Scalar(dtype=np.int64)})
-    with tf.io.TFRecordWriter(str(folder / "tiny_documents-train.tfrecord-00000-of-00001")) as f:
-        for stars, text in enumerate(TFDS_TEXTS):
-            f.write(features.serialize_example({"text": text, "stars": stars}))
-    tfds.folder_dataset.write_metadata(data_dir=str(folder), features=features,
-                                       split_infos=None, check_data=True)
-    return str(data_dir)
+    """A TFDS data folder holding tiny_documents (tfds_helpers.TEXTS), prepared."""
+    return tfds_helpers.write_text_dataset(tmp_path_factory.mktemp("tfds"))
 
 
 def write_layout(directory, layout):
@@ -182,6 +162,7 @@ def test_bytes_that_are_not_utf8_name_the_file_and_line(tmp_path):
 def test_a_tfds_data_set_is_read_offline_each_example_a_document(tfds_dir):
     documents = read(None, tfds_name="tiny_documents", tfds_data_dir=tfds_dir)
     assert documents == DOCUMENTS  # the empty example is left out
+    assert len(tfds_helpers.TEXTS) == len(DOCUMENTS) + 1
     assert read(None, tfds_name="tiny_documents", tfds_data_dir=tfds_dir,
                 tfds_split="train[1:]", max_documents=1) == DOCUMENTS[1:2]
     source = open_text_source(None, TextInputConfig(tfds_name="tiny_documents",
