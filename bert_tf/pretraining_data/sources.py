@@ -313,7 +313,7 @@ def _prepare(builder, config):
     # TFDS fails in many ways here, none of them a bug of this code: no
     # network, a data set whose preparation needs Apache Beam or another
     # package, one that needs a manual download. Each ends in one line.
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         raise PretrainingDataError(
             f"--tfds_name={config.tfds_name} is not prepared in {builder.data_dir} and "
             f"TensorFlow Datasets could not prepare it: {_first_line(e)}") from e
