@@ -1,16 +1,23 @@
 """Creates masked-LM and next-sentence pretraining TFRecords from raw text.
 
 The input is UTF-8 text with one sentence per line and a blank line between
-documents. The flags and the output format are those of the original
-google-research/bert script; the algorithm and its fixes, the streaming
+documents, as the original's; or, with --input_format, plain text whose
+documents are paragraphs, lines or files; or, with --tfds_name, a
+TensorFlow Datasets data set. Plain text is split into sentences by a
+simple rule (bert_tf/pretraining_data/sentences.py). The original's flags
+and output format are kept; the algorithm and its fixes, the streaming
 window and the determinism guarantee are described in
 bert_tf/pretraining_data/__init__.py.
 
-Example:
+Examples:
   python create_pretraining_data.py \\
     --input_file=corpus/*.txt --output_file=out/train-0.tfrecord,out/train-1.tfrecord \\
     --vocab_file=vocab.txt --max_seq_length=128 --max_predictions_per_seq=20 \\
     --dupe_factor=5 --num_workers=2
+
+  python create_pretraining_data.py \\
+    --tfds_name=imdb_reviews/plain_text --tfds_split=unsupervised \\
+    --output_file=out/train.tfrecord --vocab_file=vocab.txt
 """
 
 from absl import app, flags, logging
@@ -23,7 +30,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string(
     "input_file", None,
     "Input text: a file, or comma-separated files and globs. One sentence per "
-    "line, a blank line between documents.")
+    "line, a blank line between documents, unless --input_format says otherwise. "
+    "Or give --tfds_name instead.")
 flags.DEFINE_string(
     "output_file", None,
     "Output TFRecord file, or comma-separated files; records are dealt to them "
@@ -57,5 +65,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["input_file", "output_file", "vocab_file"])
+    flags.mark_flags_as_required(["output_file", "vocab_file"])
     cli.run(main)

@@ -1,7 +1,8 @@
 """Learns a WordPiece vocabulary (vocab.txt) from raw text, for pretraining from scratch.
 
-The input is create_pretraining_data.py's: UTF-8 text, one sentence per line,
-a blank line between documents. The text is split into words as bert_tf's
+The input is create_pretraining_data.py's, with the same flags: UTF-8
+text files (--input_file, laid out as --input_format says) or a TensorFlow
+Datasets data set (--tfds_name). The text is split into words as bert_tf's
 tokenizer splits it, and tensorflow-text's WordPiece learner chooses the
 pieces. The special tokens are where bert-base-uncased has them: [PAD] 0,
 [unused0]-[unused98] 1-99, [UNK] 100, [CLS] 101, [SEP] 102, [MASK] 103
@@ -27,7 +28,8 @@ FLAGS = flags.FLAGS
 flags.DEFINE_string(
     "input_file", None,
     "Input text: a file, or comma-separated files and globs. One sentence per "
-    "line, a blank line between documents (create_pretraining_data.py's input).")
+    "line, a blank line between documents, unless --input_format says otherwise "
+    "(create_pretraining_data.py's input). Or give --tfds_name instead.")
 flags.DEFINE_string(
     "output_file", None,
     "The vocab.txt to write, one token a line; it appears only when complete.")
@@ -47,5 +49,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    flags.mark_flags_as_required(["input_file", "output_file"])
+    flags.mark_flags_as_required(["output_file"])
     cli.run(main)

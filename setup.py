@@ -21,6 +21,10 @@ setup(
         "tensorflow>=2.20,<2.22",
         "tensorflow-text>=2.20,<2.22",
         "tensorflow-datasets",
+        # tensorflow-datasets imports it to prepare any data set (dataset_builder.py) but
+        # declares it for Python < 3.9 only: without it, --tfds_name fails on a data set
+        # not yet prepared.
+        "importlib_resources",
         "absl-py",
         "numpy",
         # Reads Hugging Face model.safetensors without torch or pickle.

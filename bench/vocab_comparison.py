@@ -45,6 +45,7 @@ import subprocess
 import sys
 
 from bench import arguments, machine, minilm, pretraining_corpus
+from bert_tf import pretraining_data
 from bert_tf.pretraining_data import vocab_learning
 from bert_tf.text import tokenization
 
@@ -126,7 +127,8 @@ def main(args):
         vocab_size=args.learned_vocab_size, min_count=args.min_count)
     learned = vocab_learning.learn_vocab_file(texts["train"], vocabs["learned"], config)
     machine.emit({"learned_vocab": learned.describe(), **machine.describe()}, args.out)
-    heldout_words, _, _ = vocab_learning.count_words([texts["heldout"]], config)
+    heldout = pretraining_data.open_text_source([texts["heldout"]], config.text_input)
+    heldout_words, _, _ = vocab_learning.count_words(heldout, config)
     passed_on = [f"--{name}={getattr(args, name)}" for name in _PASSED_ON]
     for name, vocab_file in vocabs.items():
         machine.emit({"vocab": name, "vocab_file": vocab_file,

@@ -1,7 +1,10 @@
 """Raw text to masked-LM and next-sentence pretraining TFRecords.
 
 The input is UTF-8 text with one sentence per line and a blank line between
-documents. Each output record is a tf.train.Example with the features of
+documents (the original's format), or plain text (documents a paragraph, a
+line or a file each) or a TensorFlow Datasets data set, split into
+sentences by a simple rule (sources.py, sentences.py). Each output record
+is a tf.train.Example with the features of
 `bert_tf.records.record_specs.pretraining_features`: a pair laid out as
 [CLS] A [SEP] B [SEP], where B is the text that follows A half of the time and
 a random span of another document otherwise, with some word pieces masked.
@@ -61,9 +64,12 @@ numpy, so that neither the workers nor the main process load TensorFlow: that
 takes longer and more memory than generating a whole window.
 
 The modules, in the order the data flows through them:
-  config.py: the settings (PretrainingDataConfig), the counts
-    (PretrainingDataSummary) and the error (PretrainingDataError);
-  corpus.py: input files -> documents -> windows of token ids;
+  config.py: the settings (PretrainingDataConfig, with the input's
+    TextInputConfig), the counts (PretrainingDataSummary) and the error
+    (PretrainingDataError);
+  sources.py: input files or a TFDS data set -> documents of sentences,
+    with sentences.py's split of plain text;
+  corpus.py: documents -> windows of token ids;
   instances.py: the pairs of a block of documents, packed into rows;
   static_masking.py: the masked-LM masks of the rows;
   workers.py: units of work and the processes that run them;
@@ -77,13 +83,18 @@ from bert_tf.pretraining_data.config import (
     PretrainingDataConfig,
     PretrainingDataError,
     PretrainingDataSummary,
+    TextInputConfig,
 )
-from bert_tf.pretraining_data.corpus import expand_input_patterns
+from bert_tf.pretraining_data.sentences import split_sentences
+from bert_tf.pretraining_data.sources import expand_input_patterns, open_text_source
 
 __all__ = [
     "PretrainingDataConfig",
     "PretrainingDataError",
     "PretrainingDataSummary",
+    "TextInputConfig",
     "create_pretraining_data",
     "expand_input_patterns",
+    "open_text_source",
+    "split_sentences",
 ]

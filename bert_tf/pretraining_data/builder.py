@@ -16,13 +16,9 @@ from bert_tf.pretraining_data.config import (
     PretrainingDataError,
     PretrainingDataSummary,
 )
-from bert_tf.pretraining_data.corpus import (
-    assemble_window,
-    expand_input_patterns,
-    group_windows,
-    read_documents,
-)
+from bert_tf.pretraining_data.corpus import assemble_window, group_windows
 from bert_tf.pretraining_data.output import OutputFiles, Progress
+from bert_tf.pretraining_data.sources import open_text_source
 from bert_tf.pretraining_data.workers import (
     make_executor,
     submit_generation,
@@ -74,7 +70,9 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
     """Writes pretraining TFRecords from raw text.
 
     Args:
-      input_patterns: comma-separated input files and globs, or a list.
+      input_patterns: comma-separated input files and globs, or a list, laid
+        out as config.text_input.input_format says; None when
+        config.text_input.tfds_name gives the text.
       output_files: the output files, a comma-separated string or a list;
         records are dealt to them in turn.
       config: a PretrainingDataConfig.
@@ -95,7 +93,7 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
         output_files = [p.strip() for p in output_files.split(",") if p.strip()]
     if not output_files:
         raise PretrainingDataError("no output file given")
-    input_files = expand_input_patterns(input_patterns)
+    source = open_text_source(input_patterns, config.text_input)
     # Check the vocab and its casing here, where an error is clearest,
     # before any worker.
     try:
@@ -107,7 +105,7 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
 
     progress = Progress()
     summary = PretrainingDataSummary()
-    documents = read_documents(input_files, config.errors)
+    documents = source.documents(config.errors)
     windows = group_windows(documents, int(config.window_mb * (1 << 20)))
     parts = 2 * num_workers
     output = OutputFiles(output_files, config.random_seed)
@@ -125,12 +123,11 @@ def create_pretraining_data(input_patterns, output_files, config, num_workers=1)
                 index += 1
                 progress.update(summary, index)
         if summary.documents == 0:
-            raise PretrainingDataError(
-                f"the input holds no text: {', '.join(input_files)}")
+            raise PretrainingDataError(f"the input holds no text: {source.describe()}")
         if summary.instances == 0:
             # An empty record file would fail only later, in run_pretraining.py.
             raise PretrainingDataError(
-                f"no instance could be made from {', '.join(input_files)} "
+                f"no instance could be made from {source.describe()} "
                 f"({summary.documents} document(s), {summary.documents_too_short} too short "
                 "to form a pair), so nothing was written: the shortest input that makes one "
                 "is two one-sentence documents (lines separated by a blank line) or one "

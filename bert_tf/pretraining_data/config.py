@@ -1,7 +1,9 @@
 """What every module of the data builder shares: its settings, counts and error.
 
-`PretrainingDataConfig` holds a run's settings, `PretrainingDataSummary` its
-counts and `PretrainingDataError` the errors it reports to the user; the keys
+`PretrainingDataConfig` holds a run's settings (`TextInputConfig` the part
+that says where the text comes from and how it is laid out, which
+learn_vocab.py shares), `PretrainingDataSummary` its counts and
+`PretrainingDataError` the errors it reports to the user; the keys
 of the random streams live here too, so that the modules that draw from
 random_seed cannot share a stream by mistake.
 """
@@ -18,8 +20,78 @@ SHUFFLE_STREAM = 2
 MERGE_STREAM = 3
 
 
+# The layouts of input text files (TextInputConfig.input_format).
+SENTENCES = "sentences"
+PARAGRAPHS = "paragraphs"
+LINES = "lines"
+FILES = "files"
+INPUT_FORMATS = (SENTENCES, PARAGRAPHS, LINES, FILES)
+
+
 class PretrainingDataError(ValueError):
     """Bad input, vocab or output location, with a message for the user."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TextInputConfig:
+    """Where the text comes from and how its documents are laid out.
+
+    A part of the data builder's and of the vocab learner's configs: both
+    read the text alike (sources.py). Each setting is their scripts' flag of
+    the same name; the files themselves are the scripts' --input_file.
+
+    Attributes:
+      input_format: the layout of the input files: "sentences" (the
+        original's: one sentence a line, a blank line between documents),
+        "paragraphs" (plain text, a blank line between documents, each line
+        split into sentences), "lines" (a document a line, split into
+        sentences) or "files" (a document a file, split into sentences).
+      tfds_name: a TensorFlow Datasets name to read instead of files, such
+        as "imdb_reviews/plain_text"; each example is a document of plain
+        text, split into sentences. None reads --input_file.
+      tfds_split: the split of tfds_name to read, in TFDS's split syntax
+        ("train", "train[:10%]", "train+test").
+      tfds_text_feature: the feature of tfds_name that holds a document's text.
+      tfds_data_dir: the folder TensorFlow Datasets keeps its data sets in;
+        None: TFDS's own default (~/tensorflow_datasets, or $TFDS_DATA_DIR).
+      max_documents: read at most this many documents; None reads all.
+    """
+
+    input_format: str = setting(
+        SENTENCES, "Layout of the --input_file files. sentences: one sentence a line, a blank "
+        "line between documents (the original's format). paragraphs: plain text, a blank line "
+        "between documents, each line split into sentences. lines: one document a line, split "
+        "into sentences. files: one document a file, split into sentences. The splitting is a "
+        "simple rule (after . ! or ? when a capital letter follows); give sentences for better.",
+        choices=INPUT_FORMATS)
+    tfds_name: str | None = setting(
+        None, "Read the text from TensorFlow Datasets instead of --input_file, e.g. "
+        "imdb_reviews/plain_text: each example's --tfds_text_feature is a document of plain "
+        "text, split into sentences. The data set is downloaded and prepared if it is not in "
+        "--tfds_data_dir yet.")
+    tfds_split: str = setting(
+        "train", "The split of --tfds_name to read, in TFDS's syntax: train, train[:10%], "
+        "train+test.")
+    tfds_text_feature: str = setting(
+        "text", "The feature of --tfds_name that holds a document's text.")
+    tfds_data_dir: str | None = setting(
+        None, "Where TensorFlow Datasets keeps its data sets. Default: TFDS's own "
+        "(~/tensorflow_datasets, or $TFDS_DATA_DIR).")
+    max_documents: int | None = setting(
+        None, "Read at most this many documents (of the files or of --tfds_name). Default: "
+        "all of them.", lower_bound=1)
+
+    def validate(self):
+        """Checks that the settings are in range.
+
+        Raises:
+          ValueError: naming the first setting that is out of range.
+        """
+        if self.input_format not in INPUT_FORMATS:
+            raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, "
+                             f"got {self.input_format!r}")
+        if self.max_documents is not None and self.max_documents < 1:
+            raise ValueError(f"max_documents must be at least 1, got {self.max_documents}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +119,7 @@ class PretrainingDataConfig:
       errors: how to treat bytes that are not UTF-8: "strict" (an error that
         names the file and line), "replace" (U+FFFD) or "ignore" (dropped,
         as the original did).
+      text_input: where the text comes from and its layout.
     """
 
     vocab_file: str = required_setting("The WordPiece vocab the BERT model was trained with.")
@@ -79,6 +152,7 @@ class PretrainingDataConfig:
         "strict", "What to do with bytes that are not UTF-8: strict stops with the file and "
         "line, replace reads U+FFFD, ignore drops them (as the original did).",
         choices=("strict", "replace", "ignore"))
+    text_input: TextInputConfig = TextInputConfig()
 
     def validate(self):
         """Checks that the settings can work together.
@@ -110,6 +184,7 @@ class PretrainingDataConfig:
         if self.errors not in ("strict", "replace", "ignore"):
             raise ValueError(
                 f"errors must be strict, replace or ignore, got {self.errors!r}")
+        self.text_input.validate()
 
 
 # A random-next share from which a run is warned about (half is the design).

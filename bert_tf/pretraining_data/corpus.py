@@ -1,21 +1,17 @@
-"""The corpus side of the data builder: text files -> windows of token ids.
+"""The corpus side of the data builder: documents -> windows of token ids.
 
-Documents are read from the input files as a stream (`read_documents`),
-grouped into windows of about window_mb of text (`group_windows`),
-tokenized in parts, possibly in several processes (`CachedTokenizer`), and
-the parts joined into a `Window`: its token ids and sentence and document
-offsets, which the pair layout (instances.py) works on.
+Documents, streamed from the input (sources.py), are grouped into windows
+of about window_mb of text (`group_windows`), tokenized in parts, possibly
+in several processes (`CachedTokenizer`), and the parts joined into a
+`Window`: its token ids and sentence and document offsets, which the pair
+layout (instances.py) works on.
 """
 
 import dataclasses
 import functools
-import glob
 import itertools
-import os
 
 import numpy as np
-
-from bert_tf.pretraining_data.config import PretrainingDataError
 
 # Pairs are laid out, masked and serialized in blocks of consecutive documents
 # that hold at least this many tokens: enough to make numpy's per-call cost
@@ -32,84 +28,6 @@ _MIN_WINDOW_DOCUMENTS = 2
 _MAX_CACHED_WORDS = 1 << 18
 
 
-def expand_input_patterns(input_patterns):
-    """Lists the input files that comma-separated names or globs give.
-
-    Args:
-      input_patterns: a comma-separated string of file names and globs, or a
-        list of them.
-
-    Returns:
-      The files in the order of the patterns, each glob's matches sorted. A
-      file named twice is read twice.
-
-    Raises:
-      PretrainingDataError: if no pattern is given, a glob matches nothing, or
-        a named file is missing.
-    """
-    if isinstance(input_patterns, str):
-        input_patterns = input_patterns.split(",")
-    files = []
-    for pattern in (p.strip() for p in input_patterns):
-        if not pattern:
-            continue
-        if glob.has_magic(pattern):
-            matches = sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
-            if not matches:
-                raise PretrainingDataError(f"no input file matches {pattern!r}")
-            files.extend(matches)
-        elif os.path.isfile(pattern):
-            files.append(pattern)
-        elif os.path.isdir(pattern):
-            raise PretrainingDataError(
-                f"--input_file={pattern} is a folder; give its files, e.g. --input_file="
-                f"'{os.path.join(pattern, '*.txt')}' (quoted, so that the shell leaves the glob)")
-        else:
-            raise PretrainingDataError(f"input file not found: {pattern}")
-    if not files:
-        raise PretrainingDataError("no input file given")
-    return files
-
-
-def read_documents(paths, errors):
-    """Streams documents from text files.
-
-    Args:
-      paths: the files, read in order; each file's end also ends a document.
-      errors: the UTF-8 error handling, as in PretrainingDataConfig.
-
-    Yields:
-      (lines, num_bytes): a document's non-blank lines, stripped, and the
-      bytes they took in the file.
-
-    Raises:
-      PretrainingDataError: on a file that cannot be read, or on bytes that
-        are not UTF-8 when errors is "strict".
-    """
-    for path in paths:
-        lines, num_bytes = [], 0
-        try:
-            with open(path, "rb") as f:
-                # Only "\n" ends a line, as in the original's reader.
-                for line_number, raw in enumerate(f, start=1):
-                    try:
-                        line = raw.decode("utf-8", errors).strip()
-                    except UnicodeDecodeError as e:
-                        raise PretrainingDataError(
-                            f"{path}:{line_number}: byte {e.start + 1} of the line is not "
-                            "UTF-8; fix the file or pass --errors=replace") from e
-                    if line:
-                        lines.append(line)
-                        num_bytes += len(raw)
-                    elif lines:
-                        yield lines, num_bytes
-                        lines, num_bytes = [], 0
-        except OSError as e:
-            raise PretrainingDataError(f"cannot read input file {path}: {e}") from e
-        if lines:
-            yield lines, num_bytes
-
-
 def group_windows(documents, window_bytes):
     """Groups a stream of documents into windows of about window_bytes.
 
@@ -118,7 +36,8 @@ def group_windows(documents, window_bytes):
     joins the one before it.
 
     Args:
-      documents: an iterable of (lines, num_bytes), as read_documents yields.
+      documents: an iterable of (sentences, num_bytes), as a source's
+        documents() yields (sources.py).
       window_bytes: the size at which a window closes.
 
     Yields:

@@ -1,7 +1,8 @@
 """Learning a WordPiece vocabulary (vocab.txt) from raw text.
 
-The input is the data builder's: UTF-8 text, one sentence per line, blank
-lines between documents (documents do not matter here). The steps:
+The input is the data builder's, read the same way (sources.py): UTF-8
+text files in one of its input formats, or a TensorFlow Datasets data set;
+documents and sentences do not matter here, lines of text do. The steps:
 
   1. Words: every line is split into words by bert_tf's own BasicTokenizer,
      the one FullTokenizer runs before WordPiece (punctuation split off, CJK
@@ -39,8 +40,8 @@ from absl import logging
 from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
 from bert_tf import io_utils
-from bert_tf.pretraining_data import expand_input_patterns
-from bert_tf.pretraining_data.corpus import read_documents
+from bert_tf.pretraining_data.config import TextInputConfig
+from bert_tf.pretraining_data.sources import open_text_source
 from bert_tf.settings import setting
 from bert_tf.text import tokenization
 
@@ -84,7 +85,8 @@ class VocabLearningConfig:
         without resizing the model (bert-base-uncased has 994).
       min_count: a piece seen fewer times than this is never chosen (the
         learner's lower count threshold); characters are kept regardless.
-      max_lines: read at most this many non-blank lines; None reads all.
+      max_lines: read at most this many lines (sentences, once plain text
+        is split); None reads all.
       max_unique_chars: keep at most this many characters, the most frequent;
         words with any other character are left out of the learning and
         tokenize to [UNK].
@@ -92,6 +94,8 @@ class VocabLearningConfig:
         (they still tokenize, piece by piece).
       errors: how to treat bytes that are not UTF-8: "strict", "replace" or
         "ignore", as the data builder's --errors.
+      text_input: where the text comes from and its layout, as the data
+        builder's.
     """
 
     vocab_size: int = setting(
@@ -111,8 +115,8 @@ class VocabLearningConfig:
         10, "A word piece seen fewer times than this is never chosen (characters always are); "
         "lower it for a small text.", lower_bound=1)
     max_lines: int | None = setting(
-        None, "Read at most this many non-blank lines: a sample that bounds time and memory. "
-        "Default: all of them.", lower_bound=1)
+        None, "Read at most this many non-blank lines (sentences, once plain text is split): "
+        "a sample that bounds time and memory. Default: all of them.", lower_bound=1)
     max_unique_chars: int = setting(
         1000, "Keep at most this many characters, the most frequent; words with another "
         "character are left out of the learning and become [UNK].", lower_bound=1)
@@ -122,6 +126,7 @@ class VocabLearningConfig:
         "strict", "What to do with bytes that are not UTF-8: strict stops with the file and "
         "line, replace reads U+FFFD, ignore drops them (as the original did).",
         choices=("strict", "replace", "ignore"))
+    text_input: TextInputConfig = TextInputConfig()
 
     def validate(self):
         """Checks that the settings are in range.
@@ -138,6 +143,7 @@ class VocabLearningConfig:
             raise ValueError(f"max_lines must be at least 1, got {self.max_lines}")
         if self.errors not in ("strict", "replace", "ignore"):
             raise ValueError(f"errors must be strict, replace or ignore, got {self.errors!r}")
+        self.text_input.validate()
 
 
 @dataclasses.dataclass
@@ -230,16 +236,16 @@ def reserved_tokens(num_unused):
              *unused[UNUSED_BEFORE_SPECIAL:]])
 
 
-def count_words(input_files, config):
+def count_words(source, config):
     """Reads the input and counts its words as BasicTokenizer splits them.
 
     Args:
-      input_files: the text files, read in order.
+      source: the input, as sources.open_text_source returns it.
       config: a VocabLearningConfig (its casing, max_lines and errors).
 
     Returns:
-      (word_counts, lines, input_bytes): a Counter of words, the non-blank
-      lines read and their bytes.
+      (word_counts, lines, input_bytes): a Counter of words, the lines
+      (sentences) read and their bytes.
 
     Raises:
       PretrainingDataError: a file that cannot be read, or bytes that are
@@ -259,7 +265,7 @@ def count_words(input_files, config):
 
     lines = input_bytes = 0
     start = last_report = time.time()
-    for document, num_bytes in read_documents(input_files, config.errors):
+    for document, num_bytes in source.documents(config.errors):
         if config.max_lines is not None:
             document = document[:config.max_lines - lines]
         for line in document:
@@ -460,13 +466,15 @@ def check_output_path(output_file, input_files):
 
 
 def learn_vocab_file(input_patterns, output_file, config):
-    """Learns a vocabulary from text files and writes it as a vocab.txt.
+    """Learns a vocabulary from text and writes it as a vocab.txt.
 
     The file appears only when complete: a run that fails or is killed
     leaves an earlier vocab.txt as it was.
 
     Args:
-      input_patterns: comma-separated file names and globs, or a list of them.
+      input_patterns: comma-separated file names and globs, or a list of
+        them, laid out as config.text_input.input_format says; None when
+        config.text_input.tfds_name gives the text.
       output_file: the vocab.txt to write, one token a line in id order.
       config: a VocabLearningConfig.
 
@@ -476,23 +484,22 @@ def learn_vocab_file(input_patterns, output_file, config):
     Raises:
       VocabLearningError: the settings, the input, the size or the output
         location are not usable.
-      PretrainingDataError: a missing or unreadable input file.
+      PretrainingDataError: a missing or unreadable input file, or a TFDS
+        data set that cannot be read.
     """
     try:
         config.validate()
     except ValueError as e:
         raise VocabLearningError(str(e)) from e
-    input_files = expand_input_patterns(input_patterns)
-    check_output_path(output_file, input_files)
+    source = open_text_source(input_patterns, config.text_input)
+    check_output_path(output_file, source.files)
     start = time.time()
-    word_counts, lines, input_bytes = count_words(input_files, config)
+    word_counts, lines, input_bytes = count_words(source, config)
     summary = VocabLearningSummary(lines=lines, input_bytes=input_bytes,
                                    target_size=config.vocab_size,
                                    read_s=time.time() - start)
     if not word_counts:
-        raise VocabLearningError(
-            f"the input holds no words: {', '.join(input_files)} "
-            f"{'is' if len(input_files) == 1 else 'are'} empty or blank")
+        raise VocabLearningError(f"the input holds no words: {source.describe()}")
     logging.info("learning a vocab of at most %d tokens from %d distinct words",
                  config.vocab_size, len(word_counts))
     start = time.time()

@@ -14,6 +14,7 @@ import pytest
 import tensorflow as tf
 
 from tests import helpers
+from tests.helpers import tfds_helpers
 
 ROOT = helpers.ROOT
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
@@ -24,6 +25,8 @@ FLAG_NAMES = (
     "input_file", "output_file", "vocab_file", "do_lower_case", "do_whole_word_mask",
     "wwm_decision_per_piece", "max_seq_length", "max_predictions_per_seq", "random_seed",
     "dupe_factor", "masked_lm_prob", "short_seq_prob", "num_workers", "window_mb", "errors",
+    "input_format", "tfds_name", "tfds_split", "tfds_text_feature", "tfds_data_dir",
+    "max_documents",
 )
 
 
@@ -68,6 +71,12 @@ def test_help_explains_every_flag():
      "a record; give the share of the tokens to mask, e.g. 0.15"),
     ({"input_file": FIXTURES}, f"--input_file={FIXTURES} is a folder; give its files, e.g. "
      f"--input_file='{FIXTURES}/*.txt' (quoted, so that the shell leaves the glob)"),
+    ({"input_format": "words"},
+     "flag --input_format=words: value should be one of <sentences|paragraphs|lines|files>"),
+    ({"input_file": ""}, "error: give the text: --input_file or --tfds_name"),
+    ({"tfds_name": "imdb_reviews"}, "error: give --input_file or --tfds_name, not both"),
+    ({"input_file": "", "tfds_name": "no_such_data_set"},
+     "error: --tfds_name=no_such_data_set: Dataset no_such_data_set not found."),
 ])
 def test_bad_input_gets_a_clear_error(tmp_path, flags, message):
     settings = {"input_file": CORPUS, "output_file": str(tmp_path / "out.tfrecord"),
@@ -78,6 +87,37 @@ def test_bad_input_gets_a_clear_error(tmp_path, flags, message):
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "out.tfrecord")
+
+
+def test_plain_text_and_tfds_text_go_in_through_flags_of_both_scripts(tmp_path):
+    data_dir = tfds_helpers.write_text_dataset(tmp_path / "tfds")
+    vocab = tmp_path / "vocab.txt"
+    learned = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "learn_vocab.py"), "--tfds_name=tiny_documents",
+         f"--tfds_data_dir={data_dir}", "--tfds_split=train[1:]", f"--output_file={vocab}",
+         "--vocab_size=150", "--min_count=1", "--num_unused=0"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert learned.returncode == 0, learned.stderr
+    # train[1:] holds the second and fourth texts: four sentences.
+    assert "input: 4 lines" in learned.stderr
+    records = [str(tmp_path / "tfds.tfrecord"), str(tmp_path / "lines.tfrecord")]
+    from_tfds = run_script("--tfds_name=tiny_documents", f"--tfds_data_dir={data_dir}",
+                           "--max_documents=2", f"--output_file={records[0]}",
+                           f"--vocab_file={VOCAB}", "--max_seq_length=32",
+                           "--max_predictions_per_seq=5", "--dupe_factor=2")
+    assert from_tfds.returncode == 0, from_tfds.stderr
+    assert "documents: 2 (" in from_tfds.stderr
+    lines = tmp_path / "documents.txt"
+    lines.write_text("".join(text.replace("\n", " ") + "\n" for text in tfds_helpers.TEXTS),
+                     encoding="utf-8")
+    from_lines = run_script(f"--input_file={lines}", "--input_format=lines",
+                            f"--output_file={records[1]}", f"--vocab_file={vocab}",
+                            "--max_seq_length=32", "--max_predictions_per_seq=5",
+                            "--dupe_factor=2")
+    assert from_lines.returncode == 0, from_lines.stderr
+    assert "documents: 3 (" in from_lines.stderr
+    for path in records:
+        assert sum(1 for _ in tf.data.TFRecordDataset(path)) > 0
 
 
 def test_a_vocab_with_a_repeated_token_names_both_lines(tmp_path):

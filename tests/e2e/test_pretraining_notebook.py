@@ -9,6 +9,7 @@ checkpoint that run left, not start again.
 
 import ast
 import glob
+import inspect
 import json
 import os
 import re
@@ -33,7 +34,7 @@ from tests.helpers.notebook_helpers import (  # noqa: E402  (after the skips: it
 NOTEBOOK = "bert_pretraining_with_cloud_tpus.ipynb"
 FINETUNING_NOTEBOOK = "bert_finetuning_with_cloud_tpus.ipynb"
 
-PARAMETERS = {"TEXT_SOURCE", "TEXT_IS_ONE_SENTENCE_PER_LINE", "OUTPUT_DIR", "WORK_DIR",
+PARAMETERS = {"TEXT_SOURCE", "TFDS_SPLIT", "INPUT_FORMAT", "OUTPUT_DIR", "WORK_DIR",
               "VOCAB_FILE", "BERT_CONFIG", "DUPE_FACTOR", "RECORD_FILES", "PHASE1", "PHASE2",
               "SAVE_CHECKPOINTS_STEPS", "KEEP_CHECKPOINT_MAX", "ITERATIONS_PER_LOOP",
               "GLUE_TASK", "GLUE_DATA", "TINY_TEST_MODE", "BERT_TF_SOURCE"}
@@ -133,9 +134,10 @@ def test_notebook_runs_in_tiny_mode_and_a_killed_run_resumes(tmp_path, monkeypat
     phase1, phase2 = probe["phase1"], probe["phase2"]
     every_save = 5  # the tiny mode's SAVE_CHECKPOINTS_STEPS and ITERATIONS_PER_LOOP
 
-    # The text, in the original's format, and each phase's records.
-    text_files = glob.glob(str(work / "text" / "shard-*.txt"))
-    assert text_files and "\n\n" in open(text_files[0], encoding="utf-8").read()
+    # The text, read by create_pretraining_data.py in the original's format, and each phase's
+    # records.
+    records_text = texts[_index(notebook, "def build_records(")]
+    assert records_text.count("--input_format=sentences") == 2
     for phase in ("phase1", "phase2"):
         records = glob.glob(str(work / "records" / phase / "part-*-of-00002.tfrecord"))
         assert len(records) == 2 and all(os.path.getsize(path) > 0 for path in records)
@@ -187,35 +189,58 @@ def test_full_size_batches_split_into_micro_batches_that_suit_a_tpu():
 
 
 def _run_text_cell(work, source, **settings):
-    """Runs the text cell (section 5) on its own; returns the files it wrote, by name."""
+    """Runs the text cell (section 5) on its own; returns the TEXT_FLAGS it made."""
     notebook = read(NOTEBOOK)
-    cell = notebook.cells[_index(notebook, "def write_text(")].source
+    cell = notebook.cells[_index(notebook, "def text_flags(")].source
     folders = notebook.cells[_index(notebook, "def copy_to_local(")].source
     # The folders cell's helpers, without its TINY_TEST_MODE settings or Drive and bucket.
     helpers = folders[folders.index("def on_gcs("):folders.index("locations = ")]
     namespace = {"__name__": "__main__", "TEXT_SOURCE": str(source), "WORK_DIR": str(work),
-                 "TEXT_IS_ONE_SENTENCE_PER_LINE": False, "MAX_DOCUMENTS": None,
-                 "TEXT_SHARD_MB": 256, "TFDS_TEXT_FEATURE": "text", **settings}
+                 "INPUT_FORMAT": "paragraphs", "MAX_DOCUMENTS": None, "TFDS_SPLIT": "train",
+                 "TFDS_TEXT_FEATURE": "text", **settings}
     exec("import glob, json, os, re, shutil, sys\n" + helpers + cell, namespace)
-    text = work / "text"
-    return {path.name: path.read_text(encoding="utf-8") for path in sorted(text.iterdir())}
+    return namespace["TEXT_FLAGS"]
 
 
-def test_plain_text_becomes_one_sentence_per_line_with_documents_apart(tmp_path, capsys):
+def test_plain_text_is_shown_as_the_script_reads_it_and_old_records_go(tmp_path, capsys):
     source = tmp_path / "corpus.txt"
     source.write_text(
         "The first document starts here. It has two sentences!\nA second line? Yes.\n\n\n"
         "Document two is short. \"Quoted starts\" stay apart.\n", encoding="utf-8")
-    files = _run_text_cell(tmp_path / "work", source)
-    assert files["shard-00000.txt"] == (
+    work = tmp_path / "work"
+    assert _run_text_cell(work, source) == {"input_file": str(source),
+                                            "input_format": "paragraphs"}
+    assert capsys.readouterr().out == (
         "The first document starts here.\nIt has two sentences!\nA second line?\nYes.\n\n"
         "Document two is short.\n\"Quoted starts\" stay apart.\n\n")
-    done = json.loads(files["done.json"])
-    assert done["counts"]["documents"] == 2 and done["counts"]["sentences"] == 6
-    # Run again with the same settings: the text is kept; with others it is written again.
-    os.utime(tmp_path / "work" / "text" / "shard-00000.txt", (0, 0))
-    _run_text_cell(tmp_path / "work", source)
-    assert "Text already written" in capsys.readouterr().out
-    assert os.path.getmtime(tmp_path / "work" / "text" / "shard-00000.txt") == 0
-    files = _run_text_cell(tmp_path / "work", source, MAX_DOCUMENTS=1)
-    assert files["shard-00000.txt"].count("\n\n") == 1
+    # Records made from the same text are kept; from other text they go.
+    (work / "records" / "phase1").mkdir()
+    _run_text_cell(work, source)
+    assert (work / "records" / "phase1").is_dir()
+    assert _run_text_cell(work, source, MAX_DOCUMENTS=1)["max_documents"] == 1
+    assert not (work / "records" / "phase1").exists()
+
+
+def test_a_tfds_source_becomes_the_scripts_tfds_flags(tmp_path, capsys):
+    flags = _run_text_cell(tmp_path / "work", "tfds:imdb_reviews/plain_text",
+                           TFDS_SPLIT="unsupervised")
+    assert flags == {"tfds_name": "imdb_reviews/plain_text", "tfds_split": "unsupervised",
+                     "tfds_text_feature": "text",
+                     "tfds_data_dir": str(tmp_path / "work" / "tensorflow_datasets")}
+    assert "read by create_pretraining_data.py in section 7" in capsys.readouterr().out
+
+
+def test_the_default_text_is_a_tfds_data_set_that_needs_no_beam_to_prepare(tmp_path):
+    """TFDS prepares a data set on the runtime from its source (tensorflow-datasets 4.9.10
+    takes no prepared copy from its bucket), so the default must not need Apache Beam or
+    mwparserfromhell, as wikipedia and wiki40b do."""
+    import tensorflow_datasets as tfds
+
+    values = parameter_values(read(NOTEBOOK))
+    assert values["TEXT_SOURCE"].startswith("tfds:")
+    builder = tfds.builder(values["TEXT_SOURCE"][len("tfds:"):], data_dir=str(tmp_path))
+    assert isinstance(builder.info.features[values["TFDS_TEXT_FEATURE"]], tfds.features.Text)
+    code = inspect.getsource(inspect.getmodule(type(builder)))
+    assert "apache_beam" not in code and "mwparserfromhell" not in code
+    wikipedia = tfds.builder("wikipedia/20230601.simple", data_dir=str(tmp_path))
+    assert "apache_beam" in inspect.getsource(inspect.getmodule(type(wikipedia)))
