@@ -35,14 +35,13 @@ setup(
     ],
     extras_require={
         # nbclient, nbformat, ipykernel and matplotlib execute and check the notebook.
-        # seqeval is the reference for the entity-F1 test (tests/unit/data/conll/test_metrics.py).
         # pytest-xdist runs the suite on two processes in CI: 15 instead of 22 minutes
         # per lane on 2 cores, which keeps both lanes inside 40 minutes.
         # keras-hub, tensorflow-hub and tf-keras: the TF Hub and keras-hub round trips
         # (tests/unit/checkpoints/test_tf_hub.py, test_keras_hub.py); hub.KerasLayer is a
         # tf-keras layer. pip picks the tf-keras of the installed TensorFlow (2.20.1 for 2.20).
         "test": ["pytest", "pytest-xdist", "ruff", "nbclient", "nbformat", "ipykernel",
-                 "matplotlib", "seqeval", "keras-hub", "tensorflow-hub", "tf-keras"],
+                 "matplotlib", "keras-hub", "tensorflow-hub", "tf-keras"],
         # Writing and reading keras-hub presets (convert_checkpoint.py
         # --output_format=keras_hub, --init_checkpoint=<preset>), and using the TF Hub
         # export with hub.KerasLayer. Writing and reading the TF Hub export needs neither.
