@@ -159,7 +159,7 @@ def test_early_stopping_stops_stays_stopped_and_a_resumed_run_keeps_the_best(
         fine_tune(checkpoint, output_dir, [], num_train_epochs=9.0, eval_every_steps=1,
                   data_dir=str(mrpc))
     assert str(error.value).startswith(f"{output_dir} holds a run with other eval data "
-                                       "settings (dev_data: ")
+                                       "settings (dev_data.")
     assert history_steps(output_dir) == list(range(1, 9))
     # A best model the history says was kept is used, or its loss refused: never replaced
     # by the newest checkpoint without a word.
