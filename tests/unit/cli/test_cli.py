@@ -201,6 +201,7 @@ def _limit_file_size():
     resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("output_format", ["hf", "google", "tf2"])
 def test_a_conversion_that_cannot_write_leaves_nothing_and_says_so(tmp_path, tiny_config,
                                                                    output_format):

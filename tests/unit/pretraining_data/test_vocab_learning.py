@@ -174,6 +174,7 @@ def test_a_missing_input_file_is_named(tmp_path):
                                         vocab_learning.VocabLearningConfig())
 
 
+@pytest.mark.slow
 def test_script_output_feeds_the_data_builder_and_pretraining(tmp_path):
     vocab_file = str(tmp_path / "model" / "vocab.txt")
     result = subprocess.run(

@@ -11,6 +11,7 @@ the right choice.
 import os
 
 import numpy as np
+import pytest
 
 from bert_tf import configs, finetune, io_utils
 from bert_tf.data import protocol, swag
@@ -106,6 +107,7 @@ class GeneratedQuestions(protocol.FinetuneData):
         return swag.choice_scores(predictions["predictions"], references.labels)
 
 
+@pytest.mark.slow
 def test_finetune_run_trains_the_family_and_it_learns_to_pick_the_right_choice(tmp_path):
     config = BertConfig(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=64,

@@ -123,6 +123,7 @@ def test_the_best_model_is_kept_and_evaluated_predicted_and_exported(checkpoint,
     assert tf.train.latest_checkpoint(str(output_dir)).endswith("ckpt-6")
 
 
+@pytest.mark.slow
 def test_early_stopping_stops_stays_stopped_and_a_resumed_run_keeps_the_best(
         checkpoint, tmp_path, caplog):
     output_dir = tmp_path / "output"

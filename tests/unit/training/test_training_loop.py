@@ -81,6 +81,7 @@ def _copy_weights(source, target):
         b.assign(a.numpy())
 
 
+@pytest.mark.slow
 def test_pretraining_learns_checkpoints_and_evaluates(config, tmp_path):
     """Also: the XLA-compiled step runs on the CPU."""
     examples = _pretraining_examples(64)
@@ -153,6 +154,7 @@ def test_accumulated_micro_batches_match_one_large_batch(config, tmp_path):
         np.testing.assert_allclose(a.numpy(), b.numpy(), atol=2e-6)
 
 
+@pytest.mark.slow
 def test_two_replicas_follow_the_one_device_loss_trajectory(config, tmp_path,
                                                             two_cpu_strategy):
     """MirroredStrategy over 2 logical CPUs: same losses as 1 device, within 1e-5."""
