@@ -151,5 +151,9 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
     info = {"task": type(task).__name__, "serving_tool": family.TOOL,
             "shapes": shapes, "shapes_description": shapes_line, "jit_compile": jit_compile,
             "max_seq_length": max_seq_length, "precision": policy,
-            "do_lower_case": do_lower_case, "signatures": described}
+            "do_lower_case": do_lower_case, "signatures": described,
+            # Classification's and multi-label's: the names of the
+            # probabilities' columns, in order (None for regression and tasks
+            # without them).
+            "labels": getattr(task, "label_list", None)}
     return save_model(export_dir, module, signatures, info)

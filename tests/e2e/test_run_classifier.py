@@ -237,7 +237,10 @@ def test_predict_text_classifies_pairs_with_the_export(mrpc_run, tmp_path):
     for (prediction, probabilities, shown), example, row in zip(
             lines[:len(test_examples)], test_examples, expected, strict=True):
         assert int(prediction) == row.argmax()
-        assert [float(p) for p in probabilities.split()] == pytest.approx(row, abs=1e-3)
+        # Each probability names its label: MRPC's are 0 and 1.
+        named = [p.split(":") for p in probabilities.split()]
+        assert [name for name, _ in named] == ["0", "1"]
+        assert [float(p) for _, p in named] == pytest.approx(row, abs=1e-3)
         assert shown == f"{example.text_a} ||| {example.text_b}"
 
     # The same pairs from a file, in batches of 2: the same lines, in a file.

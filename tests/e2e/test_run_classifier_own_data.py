@@ -149,6 +149,9 @@ def test_five_labels_export_and_predict_text_give_the_names(single_run):
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line.split("\t") for line in result.stdout.splitlines()]
     assert [(line[0], line[2]) for line in lines] == [(row[2], row[1]) for row in rows[:2]]
+    # Each probability names its label, in label_list.txt's order.
+    labels = (output_dir / "label_list.txt").read_text(encoding="utf-8").split()
+    assert [p.split(":")[0] for p in lines[0][1].split()] == labels
 
 
 def test_a_later_run_predicts_with_the_saved_labels_and_refuses_others(single_run, checkpoint,
