@@ -66,8 +66,15 @@ def take_finished_run(flag_values):
     exports = bool(flag_values["export_dir"].value)
     for (group, name), value in _recorded_flags(settings, flag_values).items():
         flag = flag_values[name]
-        if not flag.present:
+        if not flag.present and group == "task":
+            # As if given: where a setting's None lets the library choose
+            # (the casing), the run's own choice must win.
             flag.parse(value)
+        elif not flag.present:
+            # A new default, not a flag given: the data's checks of flags
+            # that go together (--label_separator with --problem_type) leave
+            # it alone.
+            flag.value = value
         elif exports and group == "training data" and flag.value != value:
             raise app.UsageError(
                 f"{run_dir.as_flag(name, flag.value)}: {output_dir}'s model was trained with "
