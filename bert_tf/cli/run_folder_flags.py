@@ -19,6 +19,7 @@ the config are checked against the folder by the run itself.)
 
 import os
 
+import tensorflow as tf
 from absl import app
 
 from bert_tf.training import run_dir
@@ -41,7 +42,8 @@ def _model_files(output_dir):
     """{flag name: path} of the model files a run folder holds."""
     files = {"bert_config_file": os.path.join(output_dir, "bert_config.json"),
              "vocab_file": os.path.join(output_dir, "vocab.txt")}
-    return {name: path for name, path in files.items() if os.path.isfile(path)}
+    # tf.io.gfile: a run folder may be remote (gs://), as run_dir reads it.
+    return {name: path for name, path in files.items() if tf.io.gfile.exists(path)}
 
 
 def take_finished_run(flag_values):
@@ -54,8 +56,9 @@ def take_finished_run(flag_values):
       flag_values: The parsed absl FlagValues of a fine-tuning script.
 
     Raises:
-      app.UsageError: --export_dir without --do_train, and a flag given that
-        contradicts the training data's settings, naming both values.
+      app.UsageError: an export (--export_dir without --do_train) with a flag
+        given that contradicts the training data's settings, naming both
+        values.
     """
     output_dir = flag_values["output_dir"].value
     if flag_values["do_train"].value or not output_dir:
