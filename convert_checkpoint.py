@@ -89,12 +89,11 @@ def main(_):
     if args.list_models:
         print_models()
         return
-    report = checkpoints.convert(
+    # The conversion logs its load report and what it wrote, once each.
+    checkpoints.convert(
         args.input, args.output, args.output_format, heads.head_types(),
         args.bert_config_file, vocab_file=args.vocab_file,
         do_lower_case=args.do_lower_case, seq_length=args.max_seq_length)
-    print(report.summary())
-    print(f"Wrote {args.output_format} checkpoint to {args.output}")
 
 
 if __name__ == "__main__":

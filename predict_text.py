@@ -18,10 +18,11 @@ seconds.
 Each line is: the prediction (the label's name; for a multi-label model
 the names of every label at or above its threshold, joined by its label
 separator; for regression the value; the class id for exports without
-label names), the probabilities (in the labels' order, label_list.txt's for
-data of your own), the sentence (tabs, newlines and control characters in
-it written as backslash escapes, so that they cannot break the line), in
-input order. An empty sentence is
+label names), the probabilities, each as label:probability (in the labels'
+order, label_list.txt's for data of your own; the class id for exports
+without label names; for regression the value alone), the sentence
+(tabs, newlines and control characters in it written as backslash escapes,
+so that they cannot break the line), in input order. An empty sentence is
 classified, with a warning; so is a line of NUL bytes alone (a NUL is read
 as a space, so that the words around it stay apart). A sentence (or pair)
 longer than the export's max_seq_length is cut as training cut it: the
@@ -41,6 +42,23 @@ flags.adopt_module_key_flags(text_input)
 FLAGS = flags.FLAGS
 
 
+def labelled(probabilities, label_names):
+    """An input's probabilities, each with its label's name: "negative:0.120 positive:0.880".
+
+    Args:
+      probabilities: The export's probabilities of one input, in the labels' order.
+      label_names: The labels' names the export records, or None.
+
+    Returns:
+      The column's text; the class ids stand for names an export does not
+      record, and a regression's score (one value, no labels) is alone.
+    """
+    if label_names is None and len(probabilities) == 1:
+        return f"{probabilities[0]:.3f}"
+    names = label_names or [str(i) for i in range(len(probabilities))]
+    return " ".join(f"{name}:{p:.3f}" for name, p in zip(names, probabilities, strict=True))
+
+
 def main(argv):
     names = ("text_a", "text_b") if FLAGS.pair else ("text_a",)
     # A multi-label export is served alike; any other task is refused (check_task).
@@ -53,6 +71,7 @@ def main(argv):
     signature = "pair" if FLAGS.pair else "single"
     # How a warning names an input: its line, or its place among the arguments.
     unit = "line" if FLAGS.input_file else ("pair" if FLAGS.pair else "argument")
+    label_names = info.get("labels")
     number, cut = 0, text_input.CutInputs()
     with io_utils.atomic_write_or_stdout(FLAGS.output_file) as out:
         for inputs, outputs in export_runner.run_batches(FLAGS.export_dir, signature,
@@ -67,7 +86,7 @@ def main(argv):
             for text, answer, probabilities, was_cut in zip(
                     shown, answers, outputs["probabilities"], truncated, strict=True):
                 number += 1
-                out.write(f"{answer}\t{' '.join(f'{p:.3f}' for p in probabilities)}\t"
+                out.write(f"{answer}\t{labelled(probabilities, label_names)}\t"
                           f"{cli.printable(text)}\n")
                 if was_cut:
                     cut.add(f"{unit} {number}")

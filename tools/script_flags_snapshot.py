@@ -23,7 +23,7 @@ from absl import flags
 SCRIPTS = ("run_pretraining.py", "run_classifier.py", "run_squad.py", "run_ner.py",
            "run_swag.py", "extract_features.py", "convert_checkpoint.py",
            "create_pretraining_data.py", "learn_vocab.py", "predict_text.py",
-           "predict_entities.py", "predict_choices.py")
+           "predict_entities.py", "predict_choices.py", "predict_answers.py")
 FIXTURE = os.path.join("tests", "fixtures", "script_flags.json")
 # The module name a script is loaded under, so that its own flags can be told
 # apart from those its imports define.

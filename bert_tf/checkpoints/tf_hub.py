@@ -56,6 +56,7 @@ import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2, trackable_object_graph_pb2
 
 from bert_tf.checkpoints.checkpoint_names import ENCODER, encoder_weight_names, merge_heads
+from bert_tf.model import recompute
 from bert_tf.model.config import BertConfig
 
 # TF Hub's names for the encoder's inputs, and bert_tf's for the same tensors.
@@ -121,8 +122,14 @@ def export_encoder(folder, encoder, vocab_file, do_lower_case):
                 "default": outputs["pooled_output"]}
 
     # Both traces are saved: hub.KerasLayer passes training=True while fitting.
-    for training in (False, True):
-        call.get_concrete_function(_encoder_spec(), training=training)
+    # They are traced without bert_tf's custom gradients (recompute.py): a
+    # SavedModel cannot keep them, and every load of the encoder would warn,
+    # once per function, that a gradient may fail. Those gradients compute the
+    # forward ops' own gradients, only holding less memory; a fine-tuning user
+    # gets the same ones from TensorFlow's gradients of the saved forward ops.
+    with recompute.forward_only():
+        for training in (False, True):
+            call.get_concrete_function(_encoder_spec(), training=training)
 
     @tf.function(input_signature=[_encoder_spec()])
     def serve(inputs):
@@ -135,7 +142,8 @@ def export_encoder(folder, encoder, vocab_file, do_lower_case):
     root.variables = [variable.value for variable in encoder.variables]
     root.trainable_variables = [variable.value for variable in encoder.trainable_variables]
     root.regularization_losses = []
-    _save_with_vocab(root, folder, {"serving_default": serve}, vocab_file, do_lower_case)
+    with recompute.forward_only():
+        _save_with_vocab(root, folder, {"serving_default": serve}, vocab_file, do_lower_case)
     encoder.config.to_json_file(os.path.join(folder, "assets", CONFIG_ASSET))
     return folder
 

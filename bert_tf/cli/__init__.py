@@ -26,6 +26,7 @@ This module imports no TensorFlow, so that create_pretraining_data.py keeps
 its fast start.
 """
 
+import logging
 import os
 import signal
 import sys
@@ -95,6 +96,21 @@ def _one_line(error):
     return " ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
+def _log_tensorflow_once():
+    """Leaves TensorFlow's Python log lines to absl's handler alone, so each prints once.
+
+    TensorFlow's logger gets a handler of its own when it is first used
+    while the root logger has none: on import, before app.run put absl's
+    handler there. Its lines ("Assets written to ...") then print twice,
+    through its handler and through absl's; they print once, in absl's
+    format, through absl's alone.
+    """
+    if logging.getLogger().handlers:
+        tensorflow_logger = logging.getLogger("tensorflow")
+        for handler in list(tensorflow_logger.handlers):
+            tensorflow_logger.removeHandler(handler)
+
+
 def run(main, argv=None):
     """Parses the flags and runs main(argv), as app.run does; see the module docstring.
 
@@ -110,6 +126,7 @@ def run(main, argv=None):
     path_flags.expand_home(flags.FLAGS)
 
     def guarded_main(args):
+        _log_tensorflow_once()
         # SIGTERM (a scheduler's preemption, `kill`) stops a run as Ctrl-C does.
         signal.signal(signal.SIGTERM, _raise_terminated)
         try:

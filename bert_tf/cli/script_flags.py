@@ -2,16 +2,20 @@
 that span several flags.
 
 run_pretraining.py defines pretraining_flags(), each fine-tuning script
-finetuning_flags(); their config() is the job's config. Every flag keeps the
-original repository's name and default where it had one. Nothing else in
+finetuning_flags(); their config() is the job's config (a fine-tuning
+script's, once the flags not given took a finished run's settings:
+run_folder_flags.py). Every flag keeps the original repository's name and
+default where it had one. Nothing else in
 bert_tf reads a flag, so the notebook and Python callers build the same
 configs directly.
 """
 
+import dataclasses
+
 from absl import flags
 
 from bert_tf import configs, pretrain
-from bert_tf.cli import config_flags
+from bert_tf.cli import config_flags, run_folder_flags
 
 
 def pretraining_flags(flag_values=flags.FLAGS):
@@ -55,11 +59,37 @@ def finetuning_flags(padding=True, defaults=None, flag_values=flags.FLAGS):
       flag_values: The absl FlagValues to define them in.
 
     Returns:
-      A config_flags.ConfigFlags; its config() is the run's FinetuneConfig.
+      A FinetuningFlags; its config() is the run's FinetuneConfig.
     """
     leave_out = () if padding else (configs.PaddingSettings,)
-    return config_flags.define(configs.FinetuneConfig, leave_out=leave_out, defaults=defaults,
-                               flag_values=flag_values)
+    defined = config_flags.define(configs.FinetuneConfig, leave_out=leave_out,
+                                  defaults=defaults, flag_values=flag_values)
+    return FinetuningFlags(defined.config_type, defined.leave_out, defined.only,
+                           defined.flag_values)
+
+
+@dataclasses.dataclass(frozen=True)
+class FinetuningFlags(config_flags.ConfigFlags):
+    """A fine-tuning script's shared flags, which take a finished run's settings first."""
+
+    def config(self, **given):
+        """The run's FinetuneConfig, once the flags not given took the settings of a
+        finished run in --output_dir (run_folder_flags.take_finished_run).
+
+        Call it before the script reads its other flags or configs: they may
+        be among those taken (--max_seq_length, --doc_stride, --task_name).
+
+        Args:
+          **given: As config_flags.ConfigFlags.config takes them.
+
+        Returns:
+          A FinetuneConfig.
+
+        Raises:
+          app.UsageError: an export whose flags contradict the run's.
+        """
+        run_folder_flags.take_finished_run(self.flag_values)
+        return super().config(**given)
 
 
 def _validator(check):

@@ -89,7 +89,7 @@ def _train_in_chunks(trainer, train_fn, num_train_steps, global_batch_size, num_
     ends = sorted(ends)
     for end in ends:
         if end > trainer.global_step or end == ends[-1]:
-            yield trainer.train(train_fn, end, global_batch_size)
+            yield trainer.train(train_fn, end, global_batch_size, last_step=num_train_steps)
 
 
 def _export_model(export_dir, trainer, files, max_seq_length, shapes="dynamic"):

@@ -15,6 +15,7 @@ export_runner.py reads an export back and runs it, for the tools that serve
 one (predict_text.py, ...).
 """
 
+import contextlib
 import json
 import os
 
@@ -28,6 +29,34 @@ from bert_tf.serving import task_serving
 from bert_tf.serving.export_runner import INFO_FILE
 
 keras = tf.keras
+
+# What tf.saved_model.save logs of each signature whose traced graph takes
+# inputs named with characters a SignatureDef does not allow.
+_RENAMED_INPUTS = "Function `%s` contains input name(s)"
+
+
+def _not_renamed_inputs_line(record):
+    """Whether a log record is any line but tf.saved_model.save's on renamed inputs."""
+    return not (isinstance(record.msg, str) and record.msg.startswith(_RENAMED_INPUTS))
+
+
+@contextlib.contextmanager
+def _without_renamed_inputs_lines():
+    """Drops tf.saved_model.save's lines on renamed inputs while a SavedModel is written.
+
+    The inputs it names are not the signatures' (text_a, question, ...,
+    which keep their names) but the model's weights, which each traced
+    signature captures as inputs named by number: the line is 1,000
+    characters of numbers on every export, saying nothing true of what a
+    user calls, and nothing is wrong.
+    """
+    absl_logger = logging.get_absl_logger()
+    absl_logger.addFilter(_not_renamed_inputs_line)
+    try:
+        yield
+    finally:
+        absl_logger.removeFilter(_not_renamed_inputs_line)
+
 
 def save_model(export_dir, module, signatures, info=None):
     """Writes a SavedModel, so that a failed export leaves no folder that looks like one.
@@ -53,7 +82,7 @@ def save_model(export_dir, module, signatures, info=None):
     """
     # The signatures serve inference alone: traced without the custom gradients'
     # marks, which a SavedModel cannot keep whole (recompute.py).
-    with (recompute.forward_only(),
+    with (recompute.forward_only(), _without_renamed_inputs_lines(),
           io_utils.atomic_directory(export_dir, output_folders.SAVED_MODEL) as tmp):
         tf.saved_model.save(module, tmp, signatures=signatures)
         if info is not None:
@@ -122,5 +151,9 @@ def export_task(export_dir, task, encoder, heads, vocab_file, do_lower_case, max
     info = {"task": type(task).__name__, "serving_tool": family.TOOL,
             "shapes": shapes, "shapes_description": shapes_line, "jit_compile": jit_compile,
             "max_seq_length": max_seq_length, "precision": policy,
-            "do_lower_case": do_lower_case, "signatures": described}
+            "do_lower_case": do_lower_case, "signatures": described,
+            # Classification's and multi-label's: the names of the
+            # probabilities' columns, in order (None for regression and tasks
+            # without them).
+            "labels": getattr(task, "label_list", None)}
     return save_model(export_dir, module, signatures, info)

@@ -7,8 +7,8 @@ windows, the max-context rule and the answer are computed for a whole
 batch in the graph (context_windows, max_context_starts, best_spans,
 best_answers). The answer is chosen by data/squad/answer_rule.py's rule, the one
 run_squad.py's predictions.json follows: the tests check the graph against
-it on the same logits. An export is called from Python; no tool runs it on
-a file (TOOL is None).
+it on the same logits. predict_answers.py (TOOL) runs the export on
+questions and contexts from a file or its flags.
 """
 
 import numpy as np
@@ -17,8 +17,8 @@ import tensorflow as tf
 from bert_tf.model.heads import SpanHead
 from bert_tf.serving import served_model
 
-# No script runs this export on a file: it is called from Python.
-TOOL = None
+# The script that runs this export on questions and contexts; the export records it.
+TOOL = "predict_answers.py"
 
 
 def serving_module(task, encoder, heads, vocab_file, do_lower_case, max_seq_length,

@@ -223,7 +223,7 @@ class Trainer:
         for _ in tf.range(steps * self.accumulation_steps):
             self.strategy.run(self._replica_step, args=(next(iterator),))
 
-    def train(self, dataset_fn, num_train_steps, global_batch_size):
+    def train(self, dataset_fn, num_train_steps, global_batch_size, last_step=None):
         """Trains until num_train_steps, checkpointing and logging on the way.
 
         Args:
@@ -233,6 +233,9 @@ class Trainer:
             Read on the first call only: later calls continue its input.
           num_train_steps: The step to stop at (resumed runs count from their step).
           global_batch_size: Examples per optimizer update, for examples/s.
+          last_step: The step the whole run ends at, which the progress lines
+            count to and the time left is reckoned to, where this call trains
+            one chunk of it; None: num_train_steps.
 
         Returns:
           The history: one dict per loop with step, loss (the mean over the
@@ -253,6 +256,7 @@ class Trainer:
         iterator = self._training_input(dataset_fn)
         history = []
         step = self.global_step
+        last_step = num_train_steps if last_step is None else last_step
         if step >= num_train_steps:
             logging.info("Already at step %d of %d: nothing to train.", step, num_train_steps)
         # The seconds per step of the last loop; None until a loop has run.
@@ -276,10 +280,10 @@ class Trainer:
                 self.train_metrics["loss"].reset_state()
                 history.append(record)
                 # The first loop's time includes compiling: no estimate from it.
-                left = (f"  {format_duration((num_train_steps - step) * step_seconds)} left"
+                left = (f"  {format_duration((last_step - step) * step_seconds)} left"
                         if len(history) > 1 else "")
                 logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s%s", step,
-                             num_train_steps, record["loss"], record["learning_rate"],
+                             last_step, record["loss"], record["learning_rate"],
                              record["examples_per_second"], left)
                 with writer.as_default(step=step):
                     for name in ("loss", "learning_rate", "examples_per_second"):

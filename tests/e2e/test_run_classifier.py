@@ -26,7 +26,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_datasets as tfds
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
-from absl import flags
+from absl import app, flags
 
 from bert_tf import finetune
 from bert_tf.checkpoints import checkpoints
@@ -237,7 +237,10 @@ def test_predict_text_classifies_pairs_with_the_export(mrpc_run, tmp_path):
     for (prediction, probabilities, shown), example, row in zip(
             lines[:len(test_examples)], test_examples, expected, strict=True):
         assert int(prediction) == row.argmax()
-        assert [float(p) for p in probabilities.split()] == pytest.approx(row, abs=1e-3)
+        # Each probability names its label: MRPC's are 0 and 1.
+        named = [p.split(":") for p in probabilities.split()]
+        assert [name for name, _ in named] == ["0", "1"]
+        assert [float(p) for _, p in named] == pytest.approx(row, abs=1e-3)
         assert shown == f"{example.text_a} ||| {example.text_b}"
 
     # The same pairs from a file, in batches of 2: the same lines, in a file.
@@ -891,3 +894,20 @@ def test_eval_every_steps_keeps_the_best_stops_early_and_later_runs_use_it(
     with pytest.raises(finetune.FinetuneError, match="--early_stopping_patience counts"):
         run_main("--task_name=MRPC", "--do_train", "--early_stopping_patience=2",
                  *small_flags(google_checkpoint, data_dir, tmp_path / "other"))
+
+
+def test_export_dir_with_only_output_dir_takes_the_runs_model_and_lengths(mrpc_run, run_main,
+                                                                          tmp_path):
+    """A finished run's folder holds its config, vocab, casing, task and max_seq_length."""
+    _, _, output_dir, _ = mrpc_run
+    export_dir = tmp_path / "export"
+    run_main(f"--output_dir={output_dir}", f"--export_dir={export_dir}")
+    info = export_runner.read_info(str(export_dir))
+    assert (info["task"], info["max_seq_length"]) == ("ClassificationTask", 32)
+    assert export_runner.trained_inputs(str(export_dir)) == ["text_a", "text_b"]
+    with pytest.raises(app.UsageError, match=(
+            r"^--max_seq_length=128: .*output's model was trained with --max_seq_length=32, "
+            "and an export keeps it: drop the flag$")):
+        run_main("--task_name=MRPC", f"--output_dir={output_dir}", "--max_seq_length=128",
+                 f"--export_dir={tmp_path / 'not_written'}")
+    assert not (tmp_path / "not_written").exists()

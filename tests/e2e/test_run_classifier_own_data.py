@@ -28,6 +28,7 @@ import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenize
 from absl import flags
 
 from bert_tf import cli
+from bert_tf.serving import export_runner
 from tests import helpers
 from tests.helpers.tiny_models import tiny_google_checkpoint
 
@@ -149,6 +150,9 @@ def test_five_labels_export_and_predict_text_give_the_names(single_run):
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line.split("\t") for line in result.stdout.splitlines()]
     assert [(line[0], line[2]) for line in lines] == [(row[2], row[1]) for row in rows[:2]]
+    # Each probability names its label, in label_list.txt's order.
+    labels = (output_dir / "label_list.txt").read_text(encoding="utf-8").split()
+    assert [p.split(":")[0] for p in lines[0][1].split()] == labels
 
 
 def test_a_later_run_predicts_with_the_saved_labels_and_refuses_others(single_run, checkpoint,
@@ -285,12 +289,19 @@ def test_multi_label_scores_each_label_and_writes_every_label_over_the_threshold
     assert [row[1] for row in rows[1:]] == [row[0] for row in read_rows(tmp / "dev.csv")[1:]]
 
 
-def test_an_export_without_the_runs_problem_type_names_the_flag(multi_run, checkpoint,
-                                                               tmp_path):
+def test_an_export_takes_the_runs_problem_type_and_names_a_flag_against_it(multi_run,
+                                                                          checkpoint, tmp_path):
     _, output_dir, _ = multi_run
+    # --output_dir alone: the run's problem type, labels, casing and length.
+    result = run_classifier(f"--output_dir={output_dir}", "--jit_compile=false",
+                            f"--export_dir={tmp_path / 'taken'}")
+    assert result[0] == 0, result[1][-3000:]
+    info = export_runner.read_info(str(tmp_path / "taken"))
+    assert (info["task"], info["max_seq_length"], info["labels"]) == (
+        "MultiLabelTask", 32, (output_dir / "label_list.txt").read_text().split())
     result = run_classifier(f"--output_dir={output_dir}", f"--init_checkpoint={checkpoint}",
-                            "--do_lower_case=false", "--max_seq_length=32",
-                            "--jit_compile=false", f"--export_dir={tmp_path / 'model'}")
+                            "--problem_type=single_label", "--jit_compile=false",
+                            f"--export_dir={tmp_path / 'model'}")
     assert one_error_line(result) == (
         f"run_classifier.py: error: --problem_type=single_label: {output_dir} holds a run with "
         "--problem_type=multi_label (and task: 'MultiLabelTask' there, 'ClassificationTask' "

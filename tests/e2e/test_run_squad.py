@@ -296,3 +296,31 @@ def test_eval_of_a_file_without_answers_is_refused_before_predicting(squad_run, 
     assert predicted.returncode == 0, predicted.stderr[-3000:]
     assert (output / "predictions.json").exists()
     assert not (output / "eval_results.txt").exists()
+
+
+def test_predict_answers_gives_the_exports_answers_with_their_offsets(squad_run):
+    ids = list(squad_run["contexts"])[:4]
+    questions = [squad_run["questions"][i] for i in ids]
+    contexts = [squad_run["contexts"][i] for i in ids]
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "predict_answers.py"),
+         f"--export_dir={squad_run['export']}", "--batch_size=3",
+         *[f"--question={q}" for q in questions], *[f"--context={c}" for c in contexts]],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    out = tf.saved_model.load(str(squad_run["export"])).signatures["serving_default"](
+        question=tf.constant(questions), context=tf.constant(contexts))
+    assert [a["id"] for a in answers] == ["0", "1", "2", "3"]
+    for i, (answer, context) in enumerate(zip(answers, contexts, strict=True)):
+        assert answer["answer"] == out["answer_text"][i].numpy().decode()
+        assert (answer["start"], answer["end"]) == (int(out["answer_start"][i]),
+                                                    int(out["answer_end"][i]))
+        assert answer["answer"] == (context[answer["start"]:answer["end"]]
+                                    if answer["start"] >= 0 else "")
+        assert answer["score"] == pytest.approx(float(out["score"][i]), abs=1e-3)
+    # Quiet: no long line and no line twice (timestamps aside).
+    lines = [re.sub(r"^[IWE]\d{4} [\d:.]+\s+\d+ ", "", line)
+             for line in result.stderr.splitlines()]
+    assert [line for line in lines if len(line) > 300] == []
+    assert len(set(lines)) == len(lines), result.stderr

@@ -9,8 +9,10 @@ returns, as the notebook uses them.
 """
 
 import json
+import logging
 import os
 import random
+import re
 import subprocess
 import sys
 import textwrap
@@ -63,6 +65,7 @@ FAMILIES = {
 
 PROGRAM = """
 import json
+import logging
 
 from absl import flags
 
@@ -140,7 +143,7 @@ def test_each_family_fine_tunes_from_python_with_no_flag_defined(family, checkpo
     assert metric in results
 
 
-def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
+def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path, caplog):
     config = configs.FinetuneConfig(
         run=configs.RunSettings(output_dir=str(tmp_path / "output"), do_train=True,
                               do_eval=True),
@@ -159,8 +162,12 @@ def test_run_reports_each_chunk_and_returns_what_it_did(checkpoint, tmp_path):
     def after_chunk(progress):
         reports.append((progress.trainer.global_step, progress))
 
-    result = finetune.run(config, task, data, files, runtime, num_chunks=2,
-                          after_chunk=after_chunk)
+    with caplog.at_level(logging.INFO, logger="absl"):
+        result = finetune.run(config, task, data, files, runtime, num_chunks=2,
+                              after_chunk=after_chunk)
+    # Each chunk's progress lines count to the run's last step, not the chunk's.
+    assert re.findall(r"^step (\d+/\d+) ", "\n".join(caplog.messages), re.MULTILINE) == [
+        "1/4", "2/4", "3/4", "4/4"]
     # 2 training examples, batches of 2, 4 epochs: 4 steps, reported before training and
     # after each of the two chunks, each time with the dev set's metrics.
     assert [step for step, _ in reports] == [0, 2, 4]

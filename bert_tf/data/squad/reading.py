@@ -287,3 +287,49 @@ def read_squad_examples(input_file, is_training, version_2_with_negative):
                 else:
                     examples.append(example)
     return examples, stats
+
+
+def read_questions(input_file):
+    """The questions of a file to answer: a SQuAD JSON file, or JSON lines.
+
+    A SQuAD file (an object with "data", v1.1 or v2.0, answers or not) gives
+    each question with its paragraph's context and its id. Any other file is
+    read as JSON lines: one object a line, {"question": ..., "context": ...,
+    "id": ...}, the id optional (the question's number from 0, as a string,
+    stands for it); blank lines are skipped.
+
+    Args:
+      input_file: The file (a SQuAD one may be on gs://).
+
+    Returns:
+      A list of (id, question, context) in file order.
+
+    Raises:
+      SquadDataError: naming the file and the line (or the question) that is
+        not valid JSON, or lacks a question or a context.
+    """
+    try:
+        whole = load_json(input_file)
+    except SquadDataError as error:
+        if not isinstance(error.__cause__, json.JSONDecodeError):
+            raise  # Unreadable, or not UTF-8.
+        whole = None  # Not one JSON value: JSON lines, read below.
+    if isinstance(whole, dict) and "data" in whole:
+        examples, _ = read_squad_examples(input_file, is_training=False,
+                                          version_2_with_negative=True)
+        return [(e.qas_id, e.question_text, e.context_text) for e in examples]
+    with open(input_file, encoding="utf-8") as f:
+        lines = [(number, line) for number, line in enumerate(f, 1) if line.strip()]
+    questions = []
+    for number, line in lines:
+        where = f"line {number}"
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise SquadDataError(f"{input_file}:{number}: not a JSON object of a question "
+                                 f"and its context: {error.msg}") from None
+        question = _require(item, "question", str, input_file, where)
+        context = _require(item, "context", str, input_file, where)
+        qas_id = item.get("id", str(len(questions)))
+        questions.append((str(qas_id), question, context))
+    return questions

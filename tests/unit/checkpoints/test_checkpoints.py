@@ -3,6 +3,7 @@
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -302,7 +303,13 @@ def test_converter_script_google_to_hf_and_back(tmp_path, tiny_config, tiny_inpu
         [sys.executable, script, f"--input={tmp_path / 'hf'}",
          f"--output={tmp_path / 'back' / 'bert_model.ckpt'}", "--output_format=google"],
         check=True, capture_output=True, text=True)
-    assert "Loaded" in result.stdout and "Wrote google checkpoint" in result.stdout
+    # The load report and what was written, once each: no line twice, none long.
+    lines = [re.sub(r"^[IWE]\d{4} [\d:.]+\s+\d+ \S+\] ", "", line)
+             for line in result.stderr.splitlines()]
+    assert any(line.startswith("Loaded ") for line in lines)
+    assert any(line.startswith("Wrote google checkpoint") for line in lines)
+    assert len(set(lines)) == len(lines) and max(map(len, lines)) <= 300, result.stderr
+    assert result.stdout == ""
     assert (tmp_path / "hf" / "vocab.txt").read_text() == "[PAD]\n"
     target = _pretraining_model(BertConfig.from_json_file(str(tmp_path / "back" /
                                                               "bert_config.json")))

@@ -106,6 +106,14 @@ def test_hub_keras_layer_matches_bert_tf_then_trains_and_predicts(exported, tmp_
     assert found["encoder_weights_changed"] == 39
     assert found["loss_after"] < found["loss_before"]
     assert found["predictions_shape"] == [len(TEXTS), 2]
+    # Loading the trainable encoder warns of no gradient: its gradients are
+    # TensorFlow's own, of the saved forward ops.
+    assert "custom gradients" not in result.stderr
+    # TensorFlow's C++ startup lines, printed before any Python, aside.
+    lines = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith(
+        ("I0000", "W0000", "E0000", "WARNING: All log messages before absl"))]
+    assert len(set(lines)) == len(lines) and max(map(len, lines), default=0) <= 300, (
+        result.stderr)
 
 
 @pytest.mark.slow

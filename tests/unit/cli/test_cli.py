@@ -16,11 +16,18 @@ SCRIPTS = ("create_pretraining_data.py", "run_pretraining.py", "run_classifier.p
            "predict_entities.py")
 
 PROGRAM = """
+import logging
 import sys
 from bert_tf import cli
 
+# As TensorFlow's logger is set up on import, before absl's handler is on the root logger.
+logging.getLogger("tensorflow").addHandler(logging.StreamHandler())
+logging.getLogger("tensorflow").setLevel(logging.INFO)
+
 def main(argv):
     kind = argv[1]
+    if kind == "log":
+        logging.getLogger("tensorflow").info("Assets written to: somewhere")
     if kind == "value":
         raise ValueError("data.txt:3: no tag column\\n(second line)")
     if kind == "file":
@@ -47,6 +54,12 @@ def test_a_user_error_is_one_line_and_exit_1(kind, line):
     result = _run(kind)
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [line]
+
+
+def test_tensorflows_log_lines_print_once():
+    result = _run("log")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("Assets written to: somewhere") == 1, result.stderr
 
 
 def test_verbose_adds_the_traceback_and_a_bug_keeps_it():

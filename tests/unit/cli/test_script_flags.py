@@ -2,13 +2,15 @@
 (bert_tf/cli/script_flags.py, bert_tf/cli/config_flags.py)."""
 
 import dataclasses
+import json
 
 import pytest
 import tensorflow as tf
-from absl import flags
+from absl import app, flags
 
 from bert_tf import configs, finetune, settings
 from bert_tf.cli import config_flags, labelled_data_flags, script_flags
+from bert_tf.data import squad
 from bert_tf.runtime import distribution
 
 
@@ -165,3 +167,55 @@ def test_a_multi_label_threshold_outside_0_and_1_is_refused(threshold):
     defined = labelled_data_flags.define_flags(values)
     values(["prog", "--threshold=0.3", "--problem_type=multi_label"])
     assert labelled_data_flags.config(defined).threshold == 0.3
+
+
+def _finished_run(folder):
+    """A run folder as a SQuAD fine-tuning run leaves it: model files and run_settings.json."""
+    for name in ("bert_config.json", "vocab.txt"):
+        (folder / name).write_text("{}\n")
+    (folder / "run_settings.json").write_text(json.dumps({
+        "task": {"task": "QuestionAnsweringTask", "do_lower_case": False,
+                 "version_2_with_negative": True},
+        "training data": {"train_data": {}, "max_seq_length": 48, "doc_stride": 16,
+                          "doc_stride_means": "step", "max_query_length": 8}}))
+    return str(folder)
+
+
+def _squad_flags(*argv):
+    """run_squad.py's shared and SQuAD flags, parsed from argv: (FinetuningFlags, SQuAD's)."""
+    values = flags.FlagValues()
+    defined = script_flags.finetuning_flags(padding=False, flag_values=values,
+                                            defaults={"max_seq_length": 384})
+    squad_flags = config_flags.define(squad.SquadSettings, flag_values=values)
+    values(["prog", *argv])
+    return defined, squad_flags
+
+
+def test_a_command_that_does_not_train_takes_the_finished_runs_settings(tmp_path):
+    folder = _finished_run(tmp_path)
+    defined, squad_flags = _squad_flags(f"--output_dir={folder}", "--export_dir=/tmp/export")
+    config = defined.config()
+    assert (config.model.max_seq_length, config.model.bert_config_file, config.vocab.vocab_file,
+            config.vocab.do_lower_case) == (48, f"{folder}/bert_config.json",
+                                             f"{folder}/vocab.txt", False)
+    squad_settings = squad_flags.config(max_seq_length=config.model.max_seq_length)
+    assert (squad_settings.doc_stride, squad_settings.max_query_length,
+            squad_settings.version_2_with_negative) == (16, 8, True)
+    # Training takes nothing: the run checks its own settings against the folder's.
+    assert _squad_flags(f"--output_dir={folder}", "--do_train")[0].config().model == (
+        configs.ModelSettings(max_seq_length=384))
+
+
+@pytest.mark.parametrize("flag", ["--max_seq_length=384", "--doc_stride=128"])
+def test_an_export_refuses_a_length_that_contradicts_the_finished_run(tmp_path, flag):
+    folder = _finished_run(tmp_path)
+    defined, _ = _squad_flags(f"--output_dir={folder}", "--export_dir=/tmp/export", flag)
+    name, value = flag[2:].split("=")
+    recorded = {"max_seq_length": 48, "doc_stride": 16}[name]
+    with pytest.raises(app.UsageError, match=(
+            f"^--{name}={value}: {folder}'s model was trained with --{name}={recorded}, and an "
+            "export keeps it: drop the flag$")):
+        defined.config()
+    # Evaluation and prediction may read at another length.
+    defined, _ = _squad_flags(f"--output_dir={folder}", "--do_predict", flag)
+    assert defined.config().model.max_seq_length == (384 if name == "max_seq_length" else 48)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the SavedModel tokenizes with)
+from absl import logging as absl_logging
 
 from bert_tf import output_folders
 from bert_tf.model.config import BertConfig
@@ -330,3 +331,26 @@ def test_a_task_is_served_by_its_familys_module_or_refused():
     assert classification.TOOL == "predict_text.py"
     with pytest.raises(NotImplementedError, match="PretrainingTask has no raw-text export"):
         task_serving.for_task(PretrainingTask())
+
+
+def test_an_export_logs_no_long_or_repeated_line(exported, tmp_path):
+    # TensorFlow logged each signature's captured weights as renamed inputs,
+    # a line of about 1,000 characters per signature, the default one twice.
+    encoder, head, _ = exported
+    records = []
+    handler = logging.Handler(level=logging.INFO)
+    handler.emit = records.append
+    absl_logger = absl_logging.get_absl_logger()
+    # Through absl: tf.saved_model.save sets absl's verbosity, and sets it back.
+    verbosity = absl_logging.get_verbosity()
+    absl_logger.addHandler(handler)
+    absl_logging.set_verbosity(absl_logging.INFO)
+    try:
+        _export(str(tmp_path / "model"), encoder, head, sentence_pairs=True)
+    finally:
+        absl_logger.removeHandler(handler)
+        absl_logging.set_verbosity(verbosity)
+    lines = [record.getMessage() for record in records]
+    assert any(line.startswith("Exported a raw-text SavedModel") for line in lines), lines
+    assert [line for line in lines if len(line) > 300] == []
+    assert len(set(lines)) == len(lines), lines

@@ -161,3 +161,22 @@ def test_prediction_files_may_lack_answers(tmp_path):
     path = _write(tmp_path, _dataset([{"id": "q1", "question": "Who?"}]))
     (example,), _ = reading.read_squad_examples(path, False, False)
     assert example.answers == [] and not example.is_impossible
+
+
+def test_questions_to_answer_come_from_a_squad_file_or_json_lines(tmp_path):
+    squad = _write(tmp_path, _dataset([_qa("q1", "Who led?"), _qa("q2", "Where?")]))
+    assert reading.read_questions(squad) == [("q1", "Who led?", CONTEXT),
+                                             ("q2", "Where?", CONTEXT)]
+    lines = _write(tmp_path, '{"question": "Who?", "context": "Ann sang."}\n\n'
+                   '{"id": 7, "question": "What?", "context": "A song."}\n', "q.jsonl")
+    assert reading.read_questions(lines) == [("0", "Who?", "Ann sang."),
+                                             ("7", "What?", "A song.")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('{"question": "Who?"}\n', r"q.jsonl: line 1 has no 'context'"),
+    ('{"question": "Who?", "context": "x"}\n{"question": \n', r"q.jsonl:2: not a JSON object"),
+])
+def test_a_bad_line_of_questions_is_named(tmp_path, text, message):
+    with pytest.raises(reading.SquadDataError, match=message):
+        reading.read_questions(_write(tmp_path, text, "q.jsonl"))
