@@ -339,9 +339,9 @@ def test_training_on_needs_the_same_records_and_may_go_longer(tmp_path, syntheti
     refused = run_script(*_synthetic_flags(synthetic, output_dir, num_train_steps=4,
                                            input_file=other_records))
     assert refused.returncode == 1
-    assert re.search(f"other training data settings \\(input_files: {{'{synthetic['records']}'"
-                     f": '.*'}} there, {{'{other_records}': '.*'}} now\\): give another "
-                     "--output_dir", refused.stderr), refused.stderr[-2000:]
+    assert re.search(f"other training data settings \\(input_files\\.{synthetic['records']}: "
+                     f"'.*' there, None now; input_files\\.{other_records}: None there, '.*' "
+                     "now\\): give another --output_dir", refused.stderr), refused.stderr[-2000:]
     assert "Traceback" not in refused.stderr
     assert tf.train.latest_checkpoint(output_dir).endswith("ckpt-2")
     # The same records, longer: the run goes on from step 2.
