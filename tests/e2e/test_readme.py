@@ -254,8 +254,11 @@ def test_runnable_blocks_need_no_download(index):
     variables = [name for name in FULL_SIZE_VARIABLES[:-1] if name in body]
     assert not variables, f"{heading} reads {variables}: only the full-size blocks may"
     # A model by name, or a data set from TensorFlow Datasets, would be downloaded.
-    named = re.findall(r"(?:init_checkpoint|input)[=(]\"?((?:un)?cased_L-\d+\S*|bert-base-\S+)"
-                       r"|--tfds_name", body)
+    from bert_tf.checkpoints import model_registry
+
+    words = set(re.findall(r"[\w./-]+", body)) | set(re.findall(r"[\w.-]+", body))
+    named = sorted(word for word in words if model_registry.find(word))
+    named += re.findall(r"--tfds_name|hf://|kaggle://|tfhub\.dev", body)
     assert not named, f"{heading}: {named}"
 
 
