@@ -1,38 +1,37 @@
-"""README.md's commands, run as written on tiny stand-ins.
+"""README.md's commands, run as written.
 
 The convention for README.md's fenced blocks (docs/developers.md says it too):
 
 - ```sh blocks run, as written, in bash with `set -euo pipefail`, from the
   repository's root. ```python blocks run with python, from there too.
-- ```console blocks are shown, never run: installs, downloads and what needs a
-  TPU. Their script paths and their flags are still checked.
+- ```console blocks are shown, never run: installs, downloads, full-size runs
+  on Google's checkpoints and the benchmarks' data, and what needs a TPU. Their
+  script paths and their flags are still checked.
 - ```text blocks are output or file layouts.
 - Any other fence (or none) fails the test, so no block is skipped silently.
 
-The runnable blocks of one section (a `##` heading with its `###` subsections)
-run in order, in one temporary folder, so that a later block may read what an
-earlier one wrote (the export a prediction reads, say); sections are
-independent and run in parallel under pytest-xdist.
+Each workflow starts with a runnable block, on the data in data/ and
+all-MiniLM-L6-v2 from PyPI (or data/tiny_bert_config.json, from scratch): a
+fresh clone needs nothing else. Quick start's runnable block (which sets
+$MINILM_DIR) runs first in each section's shell, as in a user's shell that ran
+it; the runnable blocks of one section (a `##` heading with its `###`
+subsections) then run in order, in one shell session each, so that a later
+block may read what an earlier one wrote (the export a prediction reads, say).
+Sections are independent of each other.
 
-What the test changes, and nothing else:
-- `/tmp/` in a block becomes the test's own folder, so runs never collide.
-- $BERT_BASE_DIR is a random BERT with 4 layers and hidden size 32, in the
-  layout of Google's releases (bert_config.json, vocab.txt, bert_model.ckpt.*);
-  $GLUE_DIR, $SQUAD_DIR, $CONLL_DIR and $SWAG_DIR hold a few lines in each data
-  set's layout.
-- `python` is a bash function that runs this Python and appends OVERRIDES'
-  flags to a script's command (absl keeps a repeated flag's last value):
-  run_pretraining.py runs 2 steps of batch 4 on the stand-in's
-  bert_config.json, the data builder one copy of the corpus, and no script
-  compiles with XLA. Fine-tuning runs at the README's own batch sizes and
-  epochs, which the stand-ins are sized for.
+What the test changes, and nothing else: `/tmp/` in a block becomes the test's
+own folder, so that a run never meets another run's outputs or an earlier run's
+leftovers (a second run into an --output_dir with other settings is refused).
+`python` is this test's interpreter. No variable is set for the blocks:
+$BERT_BASE_DIR, $GLUE_DIR and the rest are unset, so a runnable block that
+reads one fails.
 
 A block fails the test when a command exits non-zero: a script that does not
 exist, a flag absl does not know, an input file that is missing, an unset
-variable.
+variable; a section fails when an output its commands name was not written.
 """
 
-import json
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -49,28 +48,17 @@ FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 RUN = {"sh", "python"}
 SHOWN = {"console", "text"}
 
-# Flags appended to a script's commands (absl keeps a repeated flag's last
-# value). The recipes' million steps of batch 256 would take weeks, so
-# run_pretraining.py takes 2 steps of batch 4, with the stand-in's config in
-# place of BERT-Base's; one copy of the corpus is enough to check the data
-# builder; and XLA, which --jit_compile=auto turns on for some CPUs, would
-# compile each step function for longer than the stand-ins take to train.
-NO_XLA = "--jit_compile=false"
-OVERRIDES = {
-    "create_pretraining_data.py": "--dupe_factor=1",
-    "run_pretraining.py": (
-        "--num_train_steps=2 --num_warmup_steps=1 --train_batch_size=4 --eval_batch_size=4 "
-        "--max_eval_steps=1 --bert_config_file=$BERT_BASE_DIR/bert_config.json " + NO_XLA),
-    "run_classifier.py": NO_XLA,
-    "run_squad.py": NO_XLA,
-    "run_ner.py": NO_XLA,
-    "run_swag.py": NO_XLA,
-    "extract_features.py": NO_XLA,
-}
+# The variables of the full-size commands: unset for the runnable blocks.
+FULL_SIZE_VARIABLES = ("BERT_BASE_DIR", "GLUE_DIR", "SQUAD_DIR", "CONLL_DIR", "SWAG_DIR",
+                       "MINILM_DIR")
 
-WORDS = ("the a man woman dog cat city river house car book day night year time people "
-         "world life hand school game water money music film group story road team "
-         "said found made went came took gave saw knew called").split()
+# Each workflow's heading: its first command block must run as written.
+WORKFLOWS = (
+    "Pretraining / Pretraining data", "Pretraining / Pretraining from scratch",
+    "Pretraining / A vocabulary of your own", "Pretraining / Continuing from a checkpoint",
+    "GLUE", "GLUE / Keeping the best model", "Your own data", "SQuAD",
+    "Named entities (CoNLL-2003)", "SWAG", "Feature extraction", "Checkpoint conversion",
+    "TF Hub and keras-hub", "Python API")
 
 
 def _fences(text):
@@ -106,8 +94,8 @@ def test_every_block_is_classified_and_enough_of_them_run():
     assert not unknown, f"blocks with no known language tag: {unknown}"
     runnable = [b for b in BLOCKS if b[0] in RUN]
     # A guard against a README whose blocks were all re-tagged not to run.
-    assert len(runnable) >= 10, len(runnable)
-    assert len(SECTIONS) >= 6, SECTIONS
+    assert len(runnable) >= 18, len(runnable)
+    assert len(SECTIONS) >= 10, SECTIONS
 
 
 # --- Paths, scripts, links and flags, in every block ------------------------
@@ -195,8 +183,11 @@ def test_the_flags_of_blocks_that_are_not_run_exist():
             for script, flags in _python_commands(body):
                 wanted.setdefault(script, set()).update(flags)
     assert wanted, "no python command in a console block: drop this test"
+    # Two scripts at a time: each --helpfull is mostly TensorFlow's import.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        known = dict(zip(wanted, pool.map(_known_flags, wanted), strict=True))
     for script, flags in wanted.items():
-        unknown = flags - _known_flags(script)
+        unknown = flags - known[script]
         assert not unknown, f"{script}: {sorted(unknown)}"
 
 
@@ -210,7 +201,7 @@ def test_readme_pip_installs_of_the_weights_never_pull_in_torch():
 @pytest.mark.parametrize("name,sizes", [("base", (768, 12, 12, 3072)),
                                         ("large", (1024, 24, 16, 4096))])
 def test_the_shipped_pretraining_configs_are_bert_base_and_large(name, sizes):
-    # The runs above read the stand-in's config in their place.
+    # The full-size pretraining recipe names them; the runnable one, the tiny config.
     from bert_tf.model.config import BertConfig
 
     config = BertConfig.from_json_file(os.path.join(ROOT, "data", f"bert_{name}_config.json"))
@@ -219,148 +210,115 @@ def test_the_shipped_pretraining_configs_are_bert_base_and_large(name, sizes):
     assert (config.vocab_size, config.max_position_embeddings) == (30522, 512)
 
 
-# --- Stand-ins --------------------------------------------------------------
-
-def _sentence(rng, n):
-    return " ".join(rng.choice(WORDS) for _ in range(n))
-
-
-def _tiny_google_checkpoint(folder):
-    """A random 4-layer, hidden-32 BERT, saved as Google's release folders are."""
-    import tensorflow as tf
-
-    from bert_tf.checkpoints import checkpoints
-    from bert_tf.model.config import BertConfig
-    from bert_tf.model.modeling import BertModel
-    from bert_tf.text import tokenization
-
-    # An uncased vocab, as uncased_L-12_H-768_A-12's: the fixture's lower-case pieces.
-    with open(os.path.join(FIXTURES, "tokenization_vocab_small.txt"), encoding="utf-8") as f:
-        pieces = [p for p in f.read().splitlines() if p.startswith("[") or p == p.lower()]
-    vocab = os.path.join(folder, "vocab.txt")
-    os.makedirs(folder)
-    with open(vocab, "w", encoding="utf-8") as f:
-        f.write("\n".join(pieces) + "\n")
-    tf.keras.utils.set_random_seed(0)
-    config = BertConfig(
-        vocab_size=len(tokenization.load_vocab(vocab)), hidden_size=32, num_hidden_layers=4,
-        num_attention_heads=2, intermediate_size=64, max_position_embeddings=512,
-        type_vocab_size=2)
-    checkpoints.save_google_checkpoint(os.path.join(folder, "bert_model.ckpt"), BertModel(config))
-
-
-def _glue_mrpc(folder, rng):
-    os.makedirs(folder)
-    header = "\t#1 ID\t#2 ID\t#1 String\t#2 String\n"
-    for split, rows in (("train", 40), ("dev", 12), ("test", 8)):
-        with open(os.path.join(folder, f"{split}.tsv"), "w", encoding="utf-8") as f:
-            f.write(("index" if split == "test" else "Quality") + header)
-            for i in range(rows):
-                first = "1" if split != "test" and i % 2 else ("0" if split != "test" else str(i))
-                f.write(f"{first}\t{i}\t{i + 1000}\t{_sentence(rng, 8)} .\t{_sentence(rng, 7)} .\n")
-
-
-def _squad(folder, rng):
-    os.makedirs(folder, exist_ok=True)
-    for version in ("1.1", "2.0"):
-        for split, count in (("train", 16), ("dev", 6)):
-            paragraphs = []
-            for index in range(count):
-                words = [rng.choice(WORDS) for _ in range(40)]
-                context = " ".join(words)
-                answer = words[7]
-                start = len(" ".join(words[:7])) + 1
-                impossible = version == "2.0" and index % 3 == 0
-                qa = {"id": f"{split}{index}", "question": f"what {words[6]} {words[8]}?",
-                      "answers": [] if impossible else [{"text": answer, "answer_start": start}]}
-                if version == "2.0":
-                    qa["is_impossible"] = impossible
-                paragraphs.append({"context": context, "qas": [qa]})
-            data = {"version": version, "data": [{"title": "t", "paragraphs": paragraphs}]}
-            with open(os.path.join(folder, f"{split}-v{version}.json"), "w") as f:
-                json.dump(data, f)
-
-
-def _conll(folder, rng):
-    os.makedirs(folder)
-    names, places = ["Smith", "Paris", "Anna", "Berlin"], ["B-PER", "B-LOC", "B-PER", "B-LOC"]
-    for split, count in (("train", 24), ("valid", 8), ("test", 8)):
-        with open(os.path.join(folder, f"{split}.txt"), "w", encoding="utf-8") as f:
-            f.write("-DOCSTART- -X- -X- O\n\n")
-            for i in range(count):
-                words = [(w, "O") for w in _sentence(rng, 6).split()]
-                words.insert(i % 5, (names[i % 4], places[i % 4]))
-                for word, tag in words:
-                    f.write(f"{word} NN I-NP {tag}\n")
-                f.write("\n")
-
-
-def _swag(folder):
-    os.makedirs(folder)
-    for split, copies in (("train", 4), ("val", 2), ("test", 2)):
-        with open(os.path.join(FIXTURES, "swag", f"{split}.csv"), encoding="utf-8") as f:
-            header, *rows = f.read().splitlines()
-        with open(os.path.join(folder, f"{split}.csv"), "w", encoding="utf-8") as f:
-            f.write(header + "\n")
-            for copy in range(copies):
-                for row in rows:
-                    index, rest = row.split(",", 1)
-                    f.write(f"{int(index) + copy * len(rows)},{rest}\n")
-
-
-@pytest.fixture(scope="session")
-def standins(tmp_path_factory):
-    """The variables README.md's commands read, each pointing at a stand-in."""
-    import random
-
-    rng = random.Random(0)
-    base = str(tmp_path_factory.mktemp("readme_standins"))
-    env = {name: os.path.join(base, folder) for name, folder in (
-        ("BERT_BASE_DIR", "uncased_L-12_H-768_A-12"), ("GLUE_DIR", "glue"),
-        ("SQUAD_DIR", "squad"), ("CONLL_DIR", "conll2003"), ("SWAG_DIR", "swag"))}
-    _tiny_google_checkpoint(env["BERT_BASE_DIR"])
-    _glue_mrpc(os.path.join(env["GLUE_DIR"], "MRPC"), rng)
-    _squad(env["SQUAD_DIR"], rng)
-    _conll(env["CONLL_DIR"], rng)
-    _swag(env["SWAG_DIR"])
-    return env
-
-
 # TensorFlow's start-up lines, left out of a failure's output.
 NOISE = re.compile(r"^([IWE]\d{4} |WARNING: All log messages)")
 
+QUICK_START = "Quick start"
+
+
 def _prelude():
-    """Bash that runs before each sh block: strict mode, and `python` with OVERRIDES."""
-    cases = "".join(f'    {script}) command "$README_TEST_PYTHON" "$@" {flags} ;;\n'
-                    for script, flags in OVERRIDES.items())
+    """Bash that runs before each block: strict mode, `python`, then Quick start's blocks."""
+    quick_start = "".join(body for info, body, h2, _ in BLOCKS
+                          if h2 == QUICK_START and info == "sh")
     return ("set -euo pipefail\n"
-            "python() {\n"
-            '  case "${1##*/}" in\n'
-            f"{cases}"
-            '    *) command "$README_TEST_PYTHON" "$@" ;;\n'
-            "  esac\n"
-            "}\n")
+            'python() { command "$README_TEST_PYTHON" "$@"; }\n'
+            + quick_start)
 
 
-@pytest.mark.parametrize("section", SECTIONS)
-def test_readme_section_runs_as_written(section, standins, tmp_path):
+# The outputs a command names: each must exist once its section has run.
+OUTPUT_RE = re.compile(r"--(?:output_file|output_dir|export_dir|output)=(/tmp/[^\s]+)")
+
+
+def test_quick_start_sets_the_weights_folder_that_the_blocks_read():
+    assert "export MINILM_DIR=" in _prelude()
+    reads = [heading for info, body, h2, heading in BLOCKS
+             if info in RUN and h2 != QUICK_START and "MINILM_DIR" in body]
+    assert len(reads) >= 10, reads
+
+
+def _command_blocks_by_heading():
+    """{heading: [language tag of each block that is not output or a layout]}."""
+    found = {}
+    for info, _, _, heading in BLOCKS:
+        if info != "text":
+            found.setdefault(heading, []).append(info)
+    return found
+
+
+@pytest.mark.parametrize("heading", WORKFLOWS)
+def test_each_workflow_starts_with_a_block_that_runs(heading):
+    blocks = _command_blocks_by_heading()
+    assert heading in blocks, f"no command block under {heading!r}: {sorted(blocks)}"
+    assert blocks[heading][0] in RUN, f"{heading}: the first block is {blocks[heading][0]}"
+
+
+@pytest.mark.parametrize("index", [i for i, b in enumerate(BLOCKS) if b[0] in RUN])
+def test_runnable_blocks_need_no_download(index):
+    _, body, _, heading = BLOCKS[index]
+    variables = [name for name in FULL_SIZE_VARIABLES[:-1] if name in body]
+    assert not variables, f"{heading} reads {variables}: only the full-size blocks may"
+    # A model by name, or a data set from TensorFlow Datasets, would be downloaded.
+    from bert_tf.checkpoints import model_registry
+
+    words = set(re.findall(r"[\w./-]+", body)) | set(re.findall(r"[\w.-]+", body))
+    named = sorted(word for word in words if model_registry.find(word))
+    named += re.findall(r"--tfds_name|hf://|kaggle://|tfhub\.dev", body)
+    assert not named, f"{heading}: {named}"
+
+
+def test_every_data_folder_a_block_reads_is_shipped_and_described():
+    with open(os.path.join(ROOT, "data", "README.md"), encoding="utf-8") as f:
+        described = f.read()
+    named = set()
+    for info, body, _, _ in BLOCKS:
+        if info in RUN:
+            named.update(re.findall(r"(?<![\w/])data/([\w.-]+)", body))
+    for entry in ("sample_paraphrase", "sample_squad", "sample_conll", "sample_swag",
+                  "own_data_example"):
+        assert entry in named, f"no runnable block reads data/{entry}"
+    for entry in sorted(named):
+        assert os.path.exists(os.path.join(ROOT, "data", entry)), f"data/{entry}"
+        assert f"## {entry}" in described, f"data/README.md does not describe {entry}"
+    for problem in ("multi_label", "regression"):
+        for split in ("train", "dev", "test"):
+            path = os.path.join(ROOT, "data", "own_data_example", problem, f"{split}.csv")
+            assert os.path.exists(path), path
+
+
+def _section_env():
     env = dict(os.environ, PYTHONPATH=ROOT, README_TEST_PYTHON=sys.executable,
-               TF_CPP_MIN_LOG_LEVEL="2", **standins)
+               TF_CPP_MIN_LOG_LEVEL="2")
+    for name in FULL_SIZE_VARIABLES:
+        env.pop(name, None)
+    return env
+
+
+@pytest.mark.parametrize("section", [s for s in SECTIONS if s != QUICK_START])
+def test_readme_section_runs_as_written(section, tmp_path):
+    env = _section_env()
     work = str(tmp_path)
     before = set(os.listdir(ROOT))
+    outputs = []
     for info, body, h2, heading in BLOCKS:
         if h2 != section or info not in RUN:
             continue
+        outputs += OUTPUT_RE.findall(body)
         body = body.replace("/tmp/", work + "/")
         if info == "sh":
-            command = ["bash", "-c", _prelude() + body]
+            script = _prelude() + body
         else:
-            command = [sys.executable, "-c", body]
-        out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                             timeout=600)
+            env["README_BLOCK"] = body
+            script = _prelude() + 'exec "$README_TEST_PYTHON" -c "$README_BLOCK"\n'
+        out = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=600)
         output = "\n".join(line for line in (out.stdout + out.stderr).splitlines()
                            if not NOISE.match(line))
         assert out.returncode == 0, (
             f"{heading}: exit {out.returncode}\n--- block\n{body}\n--- output (tail)\n"
             f"{output[-4000:]}")
     assert set(os.listdir(ROOT)) == before, "a block wrote into the repository's root"
+    # A checkpoint is named by its prefix: bert_model.ckpt is bert_model.ckpt.index and data.
+    missing = [path for path in outputs
+               if not any(os.path.exists(path.replace("/tmp/", work + "/").rstrip("/") + end)
+                          for end in ("", ".index"))]
+    assert not missing, f"{section}: outputs not written: {missing}"
