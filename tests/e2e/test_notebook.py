@@ -45,7 +45,7 @@ def test_parameters_cell_holds_only_literal_assignments():
     values = parameter_values(read(NOTEBOOK))
     assert PARAMETERS <= set(values)
     assert values["TINY_TEST_MODE"] is False
-    assert values["INIT_CHECKPOINT"].startswith("gs://cloud-tpu-checkpoints/bert/")
+    assert values["INIT_CHECKPOINT"] == "uncased_L-12_H-768_A-12"
 
 
 def test_bert_tf_is_installed_then_imported_before_tensorflow():

@@ -383,6 +383,10 @@ class ConllData(protocol.FinetuneData):
         return {"train_data": fingerprints([self.path("train")]),
                 "max_seq_length": self.max_seq_length, "stride": self.stride}
 
+    def eval_settings(self):
+        """The dev file that evaluation during training scores, by its fingerprint."""
+        return {"dev_data": fingerprints([self.path(self.eval_splits[0])])}
+
     def write_run_files(self, output_dir):
         """Writes LABEL_FILE, which a later run without --do_train reads back."""
         with io_utils.atomic_write(os.path.join(output_dir, LABEL_FILE), "w") as f:

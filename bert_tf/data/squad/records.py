@@ -213,6 +213,10 @@ class SquadData(protocol.FinetuneData):
                 "doc_stride_means": self.settings.doc_stride_means,
                 "max_query_length": self.settings.max_query_length}
 
+    def eval_settings(self):
+        """The predict file that evaluation during training scores, by its fingerprint."""
+        return {"dev_data": fingerprints([self.files[self.eval_splits[0]]])}
+
     def check_scorable(self, split):
         """Checks that the predict file has the gold answers --do_eval scores against.
 

@@ -126,6 +126,10 @@ class SwagData(protocol.FinetuneData):
         return {"train_data": fingerprints([self.path(self.train_split)]),
                 "max_seq_length": self.max_seq_length}
 
+    def eval_settings(self):
+        """The dev file that evaluation during training scores, by its fingerprint."""
+        return {"dev_data": fingerprints([self.path(self.eval_splits[0])])}
+
     def score(self, predictions, references):
         """Accuracy of the most probable choice, and the loss.
 

@@ -211,3 +211,23 @@ def test_each_familys_main_metric():
     assert squad.SquadData(squad.SquadSettings(128), None).main_metric == "f1"
     assert conll.ConllData(conll.ConllSettings(32), None).main_metric == "eval_f1"
     assert swag.SwagData(swag.SwagSettings(32, 4), None).main_metric == "eval_accuracy"
+
+
+def test_each_familys_dev_file_is_recorded_for_evaluation_during_training(tmp_path):
+    # A resumed run that scores another dev set would compare its scores with the first
+    # set's best: each family names its dev file by its fingerprint.
+    (tmp_path / "dev.txt").write_text("EU B-ORG\n", encoding="utf-8")
+    (tmp_path / "val.csv").write_text("header\n", encoding="utf-8")
+    (tmp_path / "dev.json").write_text("{}", encoding="utf-8")
+    families = {
+        "dev.txt": conll.ConllData(conll.ConllSettings(32), None, data_dir=str(tmp_path)),
+        "val.csv": swag.SwagData(swag.SwagSettings(32, 4), None, data_dir=str(tmp_path)),
+        "dev.json": squad.SquadData(squad.SquadSettings(128), None,
+                                    predict_file=str(tmp_path / "dev.json")),
+    }
+    for name, data in families.items():
+        recorded = data.eval_settings()
+        assert list(recorded["dev_data"]) == [str(tmp_path / name)]
+        with open(tmp_path / name, "a", encoding="utf-8") as f:
+            f.write("\n")
+        assert data.eval_settings() != recorded, name
