@@ -35,8 +35,7 @@ setup(
     ],
     extras_require={
         # nbclient, nbformat, ipykernel and matplotlib execute and check the notebook.
-        # pytest-xdist runs the suite on two processes in CI: 15 instead of 22 minutes
-        # per lane on 2 cores, which keeps both lanes inside 40 minutes.
+        # pytest-xdist runs the suite on two processes, one per core of CI's 2.
         # keras-hub, tensorflow-hub and tf-keras: the TF Hub and keras-hub round trips
         # (tests/unit/checkpoints/test_tf_hub.py, test_keras_hub.py); hub.KerasLayer is a
         # tf-keras layer. pip picks the tf-keras of the installed TensorFlow (2.20.1 for 2.20).
