@@ -143,22 +143,6 @@ class BertConfig:
                 f"{vocab_file}: the vocab file has {num_tokens} tokens but the model's "
                 f"vocab_size is {self.vocab_size}")
 
-    def check_token_id(self, largest_id, path):
-        """Checks that a token id has a row in the embedding table.
-
-        Args:
-          largest_id: The largest id of some records.
-          path: The file that holds it, for the message.
-
-        Raises:
-          ConfigError: naming the file and the sizes.
-        """
-        if largest_id >= self.vocab_size:
-            raise ConfigError(
-                f"{path}: holds token id {largest_id}, but the model's vocab_size is "
-                f"{self.vocab_size}: the records were made with a larger vocab than the "
-                "model's")
-
     @property
     def head_size(self):
         """Width of one attention head."""
