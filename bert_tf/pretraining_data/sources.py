@@ -286,7 +286,7 @@ def _tfds_builder(config):
     if feature not in features:
         raise PretrainingDataError(
             f"--tfds_text_feature={feature}: {name} has no such feature; its features: "
-            f"{', '.join(features)}")
+            f"{', '.join(sorted(features))}")
     if not isinstance(features[feature], tfds.features.Text):
         raise PretrainingDataError(
             f"--tfds_text_feature={feature}: {name}'s {feature} is a "
