@@ -19,9 +19,12 @@ subsections) then run in order, in one shell session each, so that a later
 block may read what an earlier one wrote (the export a prediction reads, say).
 Sections are independent of each other.
 
-What the test changes, and nothing else: `/tmp/` in a block becomes the test's
-own folder, so that a run never meets another run's outputs or an earlier run's
-leftovers (a second run into an --output_dir with other settings is refused).
+The blocks run unmodified. Each section's shell sees the test's own folder as
+/tmp (a private mount namespace, `unshare --mount --map-root-user`), so that
+a run never meets another run's outputs or an earlier run's leftovers (a
+second run into an --output_dir with other settings is refused), and writes
+nothing into the real /tmp. Where the system allows no such namespace, `/tmp/`
+in a block is rewritten to the test's folder instead, and the test says so.
 `python` is this test's interpreter. No variable is set for the blocks:
 $BERT_BASE_DIR, $GLUE_DIR and the rest are unset, so a runnable block that
 reads one fails.
@@ -32,10 +35,12 @@ variable; a section fails when an output its commands name was not written.
 """
 
 import concurrent.futures
+import functools
 import os
 import re
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -293,23 +298,45 @@ def _section_env():
     return env
 
 
+# unshare PRIVATE_TMP FOLDER COMMAND...: COMMAND runs with FOLDER mounted on /tmp,
+# seen by that process and its children only.
+PRIVATE_TMP = ["unshare", "--mount", "--map-root-user", "bash", "-c",
+               'mount --bind "$1" /tmp && shift && exec "$@"', "-"]
+
+
+@functools.cache
+def _private_tmp_works():
+    """Whether this system lets the test run a shell whose /tmp is another folder."""
+    probe = subprocess.run([*PRIVATE_TMP, ROOT, "test", "-f", "/tmp/README.md"],
+                           capture_output=True, check=False)
+    return probe.returncode == 0
+
+
 @pytest.mark.parametrize("section", [s for s in SECTIONS if s != QUICK_START])
 def test_readme_section_runs_as_written(section, tmp_path):
     env = _section_env()
     work = str(tmp_path)
     before = set(os.listdir(ROOT))
     outputs = []
+    private_tmp = _private_tmp_works()
+    if not private_tmp:
+        warnings.warn("no private /tmp here (unshare --mount --map-root-user failed): "
+                      "the blocks' /tmp/ is rewritten to the test's folder", stacklevel=1)
     for info, body, h2, heading in BLOCKS:
         if h2 != section or info not in RUN:
             continue
         outputs += OUTPUT_RE.findall(body)
-        body = body.replace("/tmp/", work + "/")
+        if not private_tmp:
+            body = body.replace("/tmp/", work + "/")
         if info == "sh":
             script = _prelude() + body
         else:
             env["README_BLOCK"] = body
             script = _prelude() + 'exec "$README_TEST_PYTHON" -c "$README_BLOCK"\n'
-        out = subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True,
+        command = ["bash", "-c", script]
+        if private_tmp:
+            command = [*PRIVATE_TMP, work, *command]
+        out = subprocess.run(command, cwd=ROOT, env=env, capture_output=True,
                              text=True, timeout=600)
         output = "\n".join(line for line in (out.stdout + out.stderr).splitlines()
                            if not NOISE.match(line))

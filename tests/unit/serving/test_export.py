@@ -353,7 +353,10 @@ def test_an_export_logs_no_long_or_repeated_line(exported, tmp_path):
     # One line per log call: a record that reaches the handler twice (a handler that
     # another test left on a logger further up may hand it back) is one line logged.
     logged = list({id(record): record for record in records}.values())
-    lines = [record.getMessage() for record in logged]
+    # TensorFlow's saver times its sharding at each save, a line whose value varies
+    # (two equal values would look like a repeated line).
+    lines = [record.getMessage() for record in logged
+             if not record.getMessage().startswith("Sharding callback duration")]
     assert any(line.startswith("Exported a raw-text SavedModel") for line in lines), lines
     assert [line for line in lines if len(line) > 300] == []
     assert len(set(lines)) == len(lines), [line for line in lines if lines.count(line) > 1]
