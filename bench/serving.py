@@ -3,10 +3,11 @@
 One all-MiniLM-L6-v2 classifier (the real encoder, and a 2-class head with
 seeded random weights: speed does not depend on the head's values) is
 exported by bert_tf.serving.export.export_task in each --shapes variant (VARIANTS:
-dynamic or static shapes, "_xla" for an XLA-compiled export), and written as
+dynamic or static shapes, "_xla" for an XLA-compiled export, "_bfloat16" for
+one that computes in bfloat16, --inference_precision=bfloat16), and written as
 a Hugging Face folder
 (BertForSequenceClassification) with the same weights. Each is then served
-in its own fresh process, in float32, on real sentences of three lengths
+in its own fresh process, in float32 unless "_bfloat16", on real sentences of three lengths
 picked from --corpus by their number of word pieces: short (10-14, about
 12), medium (36-44, about 40) and long (110-126, about 120):
 - bert_tf: tf.saved_model.load and its "single" signature, strings in and
@@ -150,9 +151,11 @@ def pick_sentences(corpus, vocab_file, count, latency_count):
             for length, lines in picked.items()}
 
 
-# The export variants the serving benches compare: shapes, and "_xla" for an
-# XLA-compiled export (--jit_compile=true); without it, the default.
-VARIANTS = ("dynamic", "dynamic_xla", "static", "static_xla")
+# The export variants the serving benches compare: shapes, "_xla" for an
+# XLA-compiled export (--jit_compile=true) and "_bfloat16" for one that computes
+# in bfloat16 (--inference_precision=bfloat16); without them, the default.
+VARIANTS = ("dynamic", "dynamic_xla", "static", "static_xla", "dynamic_bfloat16",
+            "dynamic_xla_bfloat16")
 # The tagger's labels: CoNLL-2003's.
 TAGS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
 
@@ -188,7 +191,8 @@ def build_models(work_dir, variants, max_seq_length, kind="classifier"):
         exports[variant] = export.export_task(
             os.path.join(work_dir, f"{kind}_{variant}"), task, encoder, {"classifier": head},
             minilm.vocab_file(), True, max_seq_length, shapes=variant.split("_")[0],
-            jit_compile=variant.endswith("_xla"))
+            jit_compile="_xla" in variant,
+            policy="mixed_bfloat16" if variant.endswith("_bfloat16") else "float32")
     hf_folder = checkpoints.save_hf_folder(os.path.join(work_dir, f"{kind}_hf"), encoder,
                                            {"classifier": head}, task.hf_task_config())
     with open(os.path.join(hf_folder, "vocab.txt"), "w", encoding="utf-8") as f:

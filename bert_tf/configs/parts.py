@@ -307,8 +307,8 @@ class RuntimeSettings:
         None,
         "Compile the train, eval and predict steps with XLA. auto: yes, except in bfloat16 "
         "on a CPU, where XLA's CPU backend leaves the bfloat16 matrix units unused, and in "
-        "float32 on an Intel CPU with avx512_bf16 and no amx_bf16, where TensorFlow's own "
-        "kernels are faster; "
+        "float32 on a CPU with amx_bf16 or avx512_bf16, where TensorFlow's own kernels are "
+        "faster; "
         "--export_dir SavedModels are XLA-compiled only with true. With "
         "--dynamic_padding on a CPU, false is faster (XLA compiles once per batch length). "
         f"On a TPU every step is compiled anyway; {tpu_rules.ENV}=1 applies the TPU's rules "

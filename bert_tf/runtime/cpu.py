@@ -6,20 +6,22 @@ TensorFlow 2.21 (docs/benchmarks.md, "bfloat16 on a CPU with bfloat16 units",
 "On an Intel CPU with AVX512-BF16 and no AMX" and "The pretraining step on an
 Intel Xeon with AMX"):
 
-| CPU (/proc/cpuinfo)            | bfloat16 matmuls | float32 training step   |
-|--------------------------------|------------------|-------------------------|
-| AMX (amx_bf16): Intel          | 3.8-4.6x float32 | XLA 1.06-1.18x oneDNN's |
-| AVX512-BF16 (avx512_bf16): AMD | 1.9-2.0x float32 | oneDNN's 1.37x XLA      |
-| AVX512-BF16 without AMX: Intel | 0.55x float32    | oneDNN's 1.08x XLA      |
-| neither                        | emulated, slower | XLA                     |
+| CPU (/proc/cpuinfo)            | bfloat16 matmuls | float32 fine-tuning step |
+|--------------------------------|------------------|--------------------------|
+| AMX (amx_bf16): Intel          | 3.8-4.6x float32 | oneDNN's 1.19-1.52x XLA  |
+| AVX512-BF16 (avx512_bf16): AMD | 1.9-2.0x float32 | oneDNN's 1.37x XLA       |
+| AVX512-BF16 without AMX: Intel | 0.55x float32    | oneDNN's 1.08x XLA       |
+| neither                        | emulated, slower | XLA                      |
 
 AMX multiplies bfloat16 tiles; AMD's cores run AVX512-BF16's dot products
-at twice float32's rate; Intel's do not. On both AVX512-BF16 kinds, TensorFlow's
-float32 kernels in oneDNN outrun XLA's (AMD: fine-tuning 1.37x and 1.62x, the
-classifier and tagger; run_pretraining.py 1.11-1.15x). With AMX, XLA ran
-the BERT-Base pretraining step 1.06x to 1.18x as fast as oneDNN's kernels
-in four rounds, for a first step 6-10 s longer (compilation), so float32
-steps are compiled there. A CPU whose
+at twice float32's rate; Intel's do not. On all three kinds TensorFlow's
+float32 kernels in oneDNN outrun XLA's when fine-tuning (AMD: 1.37x and
+1.62x, the classifier and tagger; run_pretraining.py 1.11-1.15x. AMX:
+1.19x, 1.52x and 1.33x, the classifier, tagger and SQuAD, in 0.58x, 0.92x
+and 0.40x XLA's peak memory), so float32 steps are compiled only on CPUs
+without bfloat16 units. (With AMX, XLA ran the BERT-Base pretraining step
+1.06x to 1.18x as fast as oneDNN's kernels, an earlier measurement: a
+pretraining run that wants it passes --jit_compile=true.) A CPU whose
 hypervisor hides AMX (amx_bf16 missing from /proc/cpuinfo) is of the third
 kind: TensorFlow cannot use the tiles either.
 """
@@ -60,7 +62,7 @@ def cpu_kind(cpuinfo):
     """
     words = set(cpuinfo.split())
     if "amx_bf16" in words:
-        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=True, why="amx_bf16")
+        return CpuKind(bfloat16_outruns_float32=True, float32_prefers_xla=False, why="amx_bf16")
     if "avx512_bf16" not in words:
         return CpuKind(bfloat16_outruns_float32=False, float32_prefers_xla=True,
                        why="no amx_bf16 or avx512_bf16")
@@ -83,8 +85,10 @@ def this_cpu():
     """
     override = os.environ.get(CPU_BFLOAT16_ENV)
     if override is not None:
-        return CpuKind(bfloat16_outruns_float32=override == "1", float32_prefers_xla=True,
-                       why=f"{CPU_BFLOAT16_ENV}={override}")
+        # "1": as AMX's (TensorFlow's own float32 kernels); "0": as a CPU without
+        # bfloat16 units (XLA).
+        return CpuKind(bfloat16_outruns_float32=override == "1",
+                       float32_prefers_xla=override != "1", why=f"{CPU_BFLOAT16_ENV}={override}")
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
             return cpu_kind(f.read())

@@ -27,7 +27,7 @@ def resolve_jit_compile(jit_compile, strategy, policy):
         CPUs, but not on a CPU under the bfloat16 policy, because XLA's CPU
         backend leaves the bfloat16 matrix units unused that TensorFlow's own
         (oneDNN) kernels use, nor in float32 on a CPU whose oneDNN kernels
-        outrun XLA (cpu.py: AVX512-BF16 without AMX, Intel's or AMD's). TPUs
+        outrun XLA (cpu.py: AMX, and AVX512-BF16, Intel's or AMD's). TPUs
         compile every step anyway. The measurements behind this choice are in
         docs/benchmarks.md, "`--jit_compile=auto`: the figures behind it".
       strategy: The strategy the model runs under.
