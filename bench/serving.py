@@ -18,7 +18,7 @@ picked from --corpus by their number of word pieces: short (10-14, about
 A process first times its first call at batch 32 and at batch 1 (for XLA,
 that compiles the shape), serves every batch once, then measures batch 32
 (sentences/s over --sentences sentences), then batch 1 (p50 and p90 latency
-over --latency_sentences sentences), and reports its peak RSS (ru_maxrss,
+over --latency_sentences sentences), and reports its peak RSS (VmHWM,
 which includes loading the model).
 Runs alternate between the implementations, --repeats times each.
 
@@ -57,7 +57,7 @@ LENGTHS = {"short": (10, 14), "medium": (36, 44), "long": (110, 126)}
 # Shared by both servers: batches of 32, then one sentence at a time; the
 # outputs of the batch-32 pass are saved for the agreement check.
 MEASURE = """
-import json, resource, sys, time
+import json, sys, time
 import numpy as np
 
 def measure(classify, sentences, latency_sentences):
@@ -91,7 +91,11 @@ def serve(classify, sentences_file, outputs_file):
     for length, groups in lengths.items():
         outputs[length], results[length] = measure(classify, groups["batch"], groups["latency"])
     np.savez(outputs_file, **outputs)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # VmHWM, this program's own high-water mark: ru_maxrss would keep the
+    # larger RSS of the bench process that started it (Linux carries it
+    # across exec).
+    with open("/proc/self/status") as status:
+        peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
     print(json.dumps({"results": results, "peak_rss_mb": peak}))
 """
 
