@@ -9,8 +9,8 @@ For TensorFlow's own kernels the pool is the better choice: they allocate
 and free many tensors per step, which the pool reuses without a page fault.
 An XLA-compiled step instead takes one large temporary buffer per program,
 and the pool keeps every one it ever held: fine-tuning all-MiniLM-L6-v2 in
-float32 with XLA peaked at 8.2 GB on SQuAD with the pool and 4.9 GB with
-malloc (docs/benchmarks.md, "Peak memory of fine-tuning"). So when XLA
+float32 with XLA on an AMD EPYC peaked at 8.2 GB on SQuAD with the pool and
+4.9 GB with malloc (docs/benchmarks.md, "Peak memory of fine-tuning"). So when XLA
 compiles the steps on a CPU, use_system_allocator() asks TensorFlow to take
 its memory from malloc, where it is freed and trimmed as below. TensorFlow
 reads the setting once, at its first allocation: run_setup.prepare() calls
