@@ -6,7 +6,6 @@ The module exported is the classification task's (tasks/classification.py).
 import json
 import logging
 import os
-import re
 import subprocess
 import sys
 
@@ -362,35 +361,3 @@ def test_an_export_logs_no_long_or_repeated_line(exported, tmp_path):
     assert [line for line in lines if len(line) > 300] == []
     assert len(set(lines)) == len(lines), [line for line in lines if lines.count(line) > 1]
 
-
-def _rest_bodies():
-    """docs/serving.md's TensorFlow Serving request bodies for the classifier's signatures."""
-    with open(os.path.join(helpers.ROOT, "docs", "serving.md"), encoding="utf-8") as f:
-        text = f.read()
-    bodies = [json.loads(body) for body in re.findall(r"-d '(\{.*?\})'", text)]
-    bodies += [json.loads(line) for line in re.findall(r"^(\{.*\})$", text, flags=re.M)
-               if '"instances"' in line or '"inputs"' in line]
-    bodies += [json.loads(body) for body in re.findall(r"`(\{\"signature_name\".*?\})`", text)]
-    # The classifier's: its signatures by name, or its inputs by name.
-    return [body for body in bodies if body.get("signature_name") in ("single", "pair")
-            or {"text_a", "text_b"} & set(json.dumps(body).split('"'))]
-
-
-def test_the_serving_docs_rest_bodies_fit_the_classifiers_signatures(exported):
-    # As TensorFlow Serving reads a body: "instances" is one object per example
-    # (or bare values, for a signature of one input), "inputs" one list per input.
-    bodies = _rest_bodies()
-    assert len(bodies) >= 3, bodies
-    loaded = tf.saved_model.load(exported[2])
-    for body in bodies:
-        signature = loaded.signatures[body.get("signature_name", "serving_default")]
-        names = sorted(signature.structured_input_signature[1])
-        if "inputs" in body:
-            columns = body["inputs"]
-        elif isinstance(body["instances"][0], dict):
-            columns = {name: [row[name] for row in body["instances"]] for name in names}
-        else:
-            columns = {names[0]: body["instances"]}
-        assert sorted(columns) == names, body
-        outputs = signature(**{name: tf.constant(values) for name, values in columns.items()})
-        assert {"probabilities", "predictions", "truncated"} <= set(outputs), body
