@@ -26,9 +26,6 @@ from tests import helpers
 VOCAB = os.path.join(helpers.FIXTURES, "pretraining_vocab.txt")
 SEQ = 32
 
-# Four exports: over 10 s on 2 cores.
-pytestmark = pytest.mark.slow
-
 # Each family's task, and the outputs docs/serving.md says its signatures give.
 FAMILIES = {
     "classification": (
@@ -111,6 +108,7 @@ def _family(body, exports):
     return fitting[0]
 
 
+@pytest.mark.slow  # four exports: over 10 s on 2 cores
 def test_every_familys_documented_rest_body_runs_through_its_signature(exports):
     bodies = _rest_bodies()
     served = set()
