@@ -30,7 +30,8 @@ A path that exists always wins over a name, and what looks like a path
 for the readers, which say when nothing is there. A name that resolves to
 nothing is one error line with the nearest known names; offline
 ($BERT_TF_OFFLINE or $HF_HUB_OFFLINE), a model missing from the cache is
-one line too. Downloads and the cache are model_cache.py's.
+one line too. Downloads and the cache are model_cache.py's; processes
+that share the cache download each file once (the others wait).
 """
 
 import contextlib
@@ -240,6 +241,15 @@ def _google_folder(model):
         return folder
     if model_cache.is_offline():
         raise _offline_error(model.name, folder)
+    # Locked from download to unpacking: another process waits, then finds the folder.
+    with model_cache.locked(folder):
+        if not os.path.isdir(folder):
+            _download_google_release(model, folder)
+    return folder
+
+
+def _download_google_release(model, folder):
+    """Downloads a Google release's zip, unpacks it into folder and deletes it."""
     archive = folder + ".zip"
     url = f"{google_url()}/{model.location}"
     try:
@@ -251,7 +261,6 @@ def _google_folder(model):
     # The unpacked folder holds all of it; the zip would double the space.
     os.remove(archive)
     logging.info("%s is in %s", model.name, folder)
-    return folder
 
 
 def _hf_headers():

@@ -54,11 +54,12 @@ class Route:
 
 class Server(http.server.ThreadingHTTPServer):
     """Serves routes; records each request; drops the connection half way through the
-    bodies of the paths in `dropping`."""
+    bodies of the paths in `dropping`; holds the body of a path in `held` back, once it
+    has said so (held[path][0], an Event), until the test lets it go (held[path][1])."""
 
     def __init__(self):
         super().__init__(("127.0.0.1", 0), Handler)
-        self.routes, self.requests, self.dropping = {}, [], set()
+        self.routes, self.requests, self.dropping, self.held = {}, [], set(), {}
 
     @property
     def url(self):
@@ -110,6 +111,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if not send_body:
             return
+        if path in self.server.held:
+            arrived, release = self.server.held[path]
+            arrived.set()
+            release.wait()
         end = len(body)
         if path in self.server.dropping:
             end = max(start, len(body) // 2)
@@ -136,6 +141,7 @@ def settings(server, tmp_path, monkeypatch):
     server.routes.clear()
     server.requests.clear()
     server.dropping.clear()
+    server.held.clear()
     monkeypatch.setenv(model_cache.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setenv(model_names.GOOGLE_URL_ENV, server.url + GOOGLE_PATH)
     monkeypatch.setenv(model_names.HF_ENDPOINT_ENV, server.url)
@@ -383,6 +389,55 @@ def test_a_wrong_md5_from_google_is_refused(server, tiny):
     with pytest.raises(model_names.ModelNameError, match="its md5 is not the server's"):
         model_names.local_path(SMALL)
     assert os.listdir(os.path.join(model_cache.cache_dir(), "google")) == []
+
+
+# Processes that want the same file share one download.
+
+# A process that fetches a file into the cache, saying (at INFO) when it waits.
+FETCH_SCRIPT = """\
+import sys
+
+from absl import logging
+
+from bert_tf.checkpoints import model_cache
+
+logging.set_verbosity(logging.INFO)
+url, path = sys.argv[1:]
+model_cache.fetch(model_cache.RemoteFile(url), path, url)
+"""
+
+
+def test_a_second_process_waits_for_the_first_ones_download_and_fetches_nothing(
+        server, tmp_path):
+    data = bytes(range(256)) * 64
+    server.routes["/files/model.bin"] = Route(data)
+    arrived, release = threading.Event(), threading.Event()
+    server.held["/files/model.bin"] = (arrived, release)
+    path = tmp_path / "cache" / "model.bin"
+    command = [sys.executable, "-c", FETCH_SCRIPT, f"{server.url}/files/model.bin", str(path)]
+    env = {**os.environ, "PYTHONPATH": helpers.ROOT}
+    first = subprocess.Popen(command, cwd=helpers.ROOT, env=env, stderr=subprocess.PIPE,
+                             text=True)
+    second = None
+    try:
+        # The first process holds the lock and waits for the body the server holds back.
+        assert arrived.wait(timeout=300)
+        second = subprocess.Popen(command, cwd=helpers.ROOT, env=env,
+                                  stderr=subprocess.PIPE, text=True)
+        # Read up to the line that says it waits (the second process blocks there until
+        # the first one is done), or to its end when it never waits.
+        waited = next((line for line in second.stderr
+                       if "Waiting for another process's download of" in line), None)
+    finally:
+        release.set()
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    assert second.wait(timeout=300) == 0, second.stderr.read()
+    assert waited is not None
+    assert [request for request in server.requests if request[0] == "GET"] == [
+        ("GET", "/files/model.bin", None)]
+    assert path.read_bytes() == data
+    # Neither the lock file nor a partial download is left.
+    assert os.listdir(path.parent) == ["model.bin"]
 
 
 # Offline, unknown names: one line each.
