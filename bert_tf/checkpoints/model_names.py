@@ -14,8 +14,9 @@ user may name a model instead of giving a folder:
 - Hugging Face Hub models by their id (bert-base-uncased,
   google-bert/bert-base-cased, allenai/scibert_scivocab_uncased): config.json,
   vocab.txt, tokenizer_config.json and model.safetensors of the main
-  revision, from $HF_ENDPOINT (as huggingface_hub), with $HF_TOKEN for a
-  gated or private repository. A repository with PyTorch weights alone
+  revision (or, for weights saved in shards, model.safetensors.index.json
+  and every shard it names), from $HF_ENDPOINT (as huggingface_hub), with
+  $HF_TOKEN for a gated or private repository. A repository with PyTorch weights alone
   (pytorch_model.bin) is refused: bert_tf reads safetensors, which cannot
   run code when loaded.
 - keras-hub presets (bert_base_en_uncased, kaggle://..., hf://...) and TF
@@ -60,6 +61,8 @@ _FLOAT32_BYTES = 4
 HF_FILES = ("config.json", "vocab.txt")
 HF_OPTIONAL_FILES = ("tokenizer_config.json",)
 HF_WEIGHTS = "model.safetensors"
+# Weights saved in shards: the index maps each tensor to its shard's file.
+HF_WEIGHTS_INDEX = "model.safetensors.index.json"
 HF_PYTORCH_WEIGHTS = "pytorch_model.bin"
 # The files of a keras-hub preset that keras_hub.py reads.
 KERAS_HUB_FILES = ("config.json", "model.weights.h5", "tokenizer.json",
@@ -136,7 +139,49 @@ def _is_cached(model):
     """Whether a registry model is in bert_tf's cache already."""
     if model.source == model_registry.GOOGLE:
         return os.path.isdir(_google_cache_folder(model))
-    return os.path.exists(os.path.join(_hf_cache_folder(model.location), HF_WEIGHTS))
+    return _has_all_weights(_hf_cache_folder(model.location))
+
+
+def hf_weight_files(folder):
+    """The safetensors files that hold a Hugging Face folder's weights.
+
+    Args:
+      folder: A Hugging Face folder.
+
+    Returns:
+      [HF_WEIGHTS] when the folder has it; else the shards its
+      HF_WEIGHTS_INDEX names, each once, sorted; else [].
+
+    Raises:
+      ValueError: for an index that is not JSON, has no weight_map, or
+        names a shard outside the folder; one line.
+    """
+    if os.path.exists(os.path.join(folder, HF_WEIGHTS)):
+        return [HF_WEIGHTS]
+    index = os.path.join(folder, HF_WEIGHTS_INDEX)
+    if not os.path.exists(index):
+        return []
+    with open(index, encoding="utf-8") as f:
+        weight_map = json.load(f).get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise ValueError(f"{index}: has no weight_map of tensors to shards")
+    shards = sorted(set(weight_map.values()))
+    # A shard is a file beside the index: a name with a folder in it could
+    # make a download write outside the cache.
+    strays = [shard for shard in shards if os.path.basename(shard) != shard
+              or not shard.endswith(".safetensors")]
+    if strays:
+        raise ValueError(f"{index}: names {strays[0]}, not a .safetensors file beside it")
+    return shards
+
+
+def _has_all_weights(folder):
+    """Whether a Hugging Face folder holds its weights: the file, or every shard."""
+    try:
+        files = hf_weight_files(folder)
+    except ValueError:
+        return False
+    return bool(files) and all(os.path.exists(os.path.join(folder, name)) for name in files)
 
 
 def google_url():
@@ -287,12 +332,13 @@ def _hf_probe(repo_id, file_name):
 def _hugging_face_folder(repo_id):
     """The folder of a Hub repository's files, each downloaded once."""
     folder = _hf_cache_folder(repo_id)
-    weights = os.path.join(folder, HF_WEIGHTS)
-    if os.path.exists(weights):
+    if _has_all_weights(folder):
         return folder
     if model_cache.is_offline():
         raise _offline_error(repo_id, folder)
-    remote_weights = _hf_probe(repo_id, HF_WEIGHTS)
+    weights_name, remote_weights = HF_WEIGHTS, _hf_probe(repo_id, HF_WEIGHTS)
+    if remote_weights is None:
+        weights_name, remote_weights = HF_WEIGHTS_INDEX, _hf_probe(repo_id, HF_WEIGHTS_INDEX)
     if remote_weights is None:
         if _hf_probe(repo_id, HF_PYTORCH_WEIGHTS) is not None:
             raise ModelNameError(
@@ -301,7 +347,8 @@ def _hugging_face_folder(repo_id):
                 "(save_pretrained) and pass the folder")
         if _hf_probe(repo_id, HF_FILES[0]) is None:
             raise _unknown(repo_id, f"not found on {hf_endpoint()}")
-        raise ModelNameError(f"{repo_id}: the repository has no {HF_WEIGHTS}")
+        raise ModelNameError(f"{repo_id}: the repository has no {HF_WEIGHTS} (nor "
+                             f"{HF_WEIGHTS_INDEX})")
     try:
         for file_name in HF_FILES + HF_OPTIONAL_FILES:
             remote = _hf_probe(repo_id, file_name)
@@ -311,11 +358,28 @@ def _hugging_face_folder(repo_id):
             if remote is not None:
                 model_cache.fetch(remote, os.path.join(folder, file_name),
                                   _hf_url(repo_id, file_name))
-        model_cache.fetch(remote_weights, weights, _hf_url(repo_id, HF_WEIGHTS))
+        model_cache.fetch(remote_weights, os.path.join(folder, weights_name),
+                          _hf_url(repo_id, weights_name))
+        if weights_name == HF_WEIGHTS_INDEX:
+            _fetch_shards(repo_id, folder)
     except model_cache.DownloadError as e:
         raise ModelNameError(f"{repo_id}: {e}") from None
     logging.info("%s is in %s", repo_id, folder)
     return folder
+
+
+def _fetch_shards(repo_id, folder):
+    """Downloads every shard that the folder's HF_WEIGHTS_INDEX names, each once."""
+    try:
+        shards = hf_weight_files(folder)
+    except ValueError as e:
+        raise ModelNameError(f"{repo_id}: {e}") from None
+    for shard in shards:
+        remote = _hf_probe(repo_id, shard)
+        if remote is None:
+            raise ModelNameError(f"{repo_id}: {HF_WEIGHTS_INDEX} names {shard}, which the "
+                                 "repository does not have")
+        model_cache.fetch(remote, os.path.join(folder, shard), _hf_url(repo_id, shard))
 
 
 def _interop_module(module, extra):

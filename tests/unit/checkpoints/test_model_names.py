@@ -15,6 +15,7 @@ import base64
 import hashlib
 import http.server
 import io
+import json
 import os
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from safetensors.numpy import load_file, save_file
 
 from bert_tf.checkpoints import (
     checkpoints,
@@ -267,6 +269,59 @@ def test_hugging_face_ids_download_safetensors_and_give_the_local_folders_output
     np.testing.assert_allclose(_outputs("bert-base-cased"), expected, rtol=1e-6)
     folder = model_names.local_path("bert-base-cased")
     assert sorted(os.listdir(folder)) == sorted(tiny_hf[1])
+
+
+def _sharded(files, folder):
+    """A Hugging Face folder's files with its weights split across two shards and an index,
+    as transformers' save_pretrained writes a large model; the shards are written to folder
+    too. Returns {name: bytes}."""
+    weights_file = os.path.join(folder, "unsharded.safetensors")
+    with open(weights_file, "wb") as f:
+        f.write(files["model.safetensors"])
+    tensors = load_file(weights_file)
+    os.remove(weights_file)
+    names = sorted(tensors)
+    shards = {"model-00001-of-00002.safetensors": names[:len(names) // 2],
+              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    sharded = {name: data for name, data in files.items() if name != "model.safetensors"}
+    for shard, shard_names in shards.items():
+        save_file({name: tensors[name] for name in shard_names}, os.path.join(folder, shard))
+        with open(os.path.join(folder, shard), "rb") as f:
+            sharded[shard] = f.read()
+    index = {"metadata": {"total_size": sum(value.nbytes for value in tensors.values())},
+             "weight_map": {name: shard for shard, shard_names in shards.items()
+                            for name in shard_names}}
+    sharded[model_names.HF_WEIGHTS_INDEX] = json.dumps(index).encode()
+    for name in ("config.json", "vocab.txt", "tokenizer_config.json",
+                 model_names.HF_WEIGHTS_INDEX):
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(sharded[name])
+    return sharded
+
+
+def test_sharded_safetensors_download_every_shard_and_give_the_unsharded_outputs(
+        server, tiny_hf, tmp_path):
+    sharded = _sharded(tiny_hf[1], str(tmp_path))
+    shards = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    publish_hf(server, "someone/sharded", sharded, lfs=shards)
+    expected = _outputs(tiny_hf[0])
+    # A sharded folder on disk reads as the unsharded one.
+    np.testing.assert_allclose(_outputs(str(tmp_path)), expected, rtol=1e-6)
+    np.testing.assert_allclose(_outputs("someone/sharded"), expected, rtol=1e-6)
+    folder = model_names.local_path("someone/sharded")
+    assert sorted(os.listdir(folder)) == sorted(sharded)
+    assert model_names.hf_weight_files(folder) == list(shards)
+    # An index that names a file outside the folder is refused before any download of it.
+    index = json.loads(sharded[model_names.HF_WEIGHTS_INDEX])
+    index["weight_map"]["pooler.dense.bias"] = "../../elsewhere.safetensors"
+    publish_hf(server, "someone/stray", {**sharded,
+                                         model_names.HF_WEIGHTS_INDEX: json.dumps(index).encode()},
+               lfs=shards)
+    with pytest.raises(model_names.ModelNameError,
+                       match=r"^someone/stray: .*model.safetensors.index.json: names "
+                             r"\.\./\.\./elsewhere.safetensors, not a .safetensors file beside "
+                             "it$"):
+        model_names.local_path("someone/stray")
 
 
 def test_a_pytorch_only_repository_is_refused_in_one_line(server, tiny_hf):
