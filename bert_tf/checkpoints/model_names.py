@@ -29,10 +29,14 @@ user may name a model instead of giving a folder:
 A path that exists always wins over a name, and what looks like a path
 (absolute, ./ or ../, ~, a remote gs:// path, more than one folder) is left
 for the readers, which say when nothing is there. A name that resolves to
-nothing is one error line with the nearest known names; offline
-($BERT_TF_OFFLINE or $HF_HUB_OFFLINE), a model missing from the cache is
-one line too. Downloads and the cache are model_cache.py's; processes
-that share the cache download each file once (the others wait).
+nothing is one error line with the nearest known names. Offline
+($BERT_TF_OFFLINE or $HF_HUB_OFFLINE) no request is sent for any kind of
+name: Google's and Hub ids come from bert_tf's cache, keras-hub presets
+and kaggle:// handles from kagglehub's (a handle without a version takes
+the newest version cached), hf:// handles from huggingface_hub's, TF Hub
+URLs from tensorflow-hub's; a model missing from its cache is one line too.
+Downloads and the cache are model_cache.py's; processes that share the
+cache download each file once (the others wait).
 """
 
 import contextlib
@@ -412,8 +416,11 @@ def _keras_hub_folder(handle):
     keras-hub's preset_utils.get_file is the resolver its from_preset uses:
     it fetches each file of a built-in name's Kaggle handle, a kaggle:// or
     an hf:// handle through kagglehub or huggingface_hub, into their caches.
+    Offline, those caches alone answer (_cached_keras_hub_folder).
     """
     _interop_module("keras_hub", "keras-hub")
+    if model_cache.is_offline():
+        return _cached_keras_hub_folder(handle)
     preset_utils = importlib.import_module("keras_hub.src.utils.preset_utils")
     try:
         paths = [preset_utils.get_file(handle, file_name) for file_name in KERAS_HUB_FILES]
@@ -423,6 +430,61 @@ def _keras_hub_folder(handle):
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelNameError(f"{handle}: keras-hub cannot fetch it ({reason})") from None
     return os.path.dirname(paths[0])
+
+
+def _cached_keras_hub_folder(handle):
+    """A keras-hub preset's folder from its resolver's cache, with no request.
+
+    keras-hub would ask Kaggle or the Hub even for a cached preset (an
+    unversioned handle's newest version, an hf:// file's newest commit), and
+    kagglehub has no offline mode; so offline, each library's own cache
+    lookup is asked instead: huggingface_hub's try_to_load_from_cache (the
+    main revision, as HF_HUB_OFFLINE takes it), and kagglehub's Cache for a
+    Kaggle handle (for one without a version, the newest version cached).
+    """
+    presets = _keras_hub_presets()
+    location = presets[handle]["kaggle_handle"] if handle in presets else handle
+    scheme, _, rest = location.partition("://")
+    if scheme.lower() == "hf":
+        paths, where = _cached_hf_files(rest)
+    else:
+        paths, where = _cached_kaggle_files(handle, rest)
+    if paths is None:
+        raise _offline_error(handle, where)
+    return os.path.dirname(paths[0])
+
+
+def _cached_hf_files(repo_id):
+    """(paths of KERAS_HUB_FILES in huggingface_hub's cache, or None; the cache)."""
+    huggingface_hub = _interop_module("huggingface_hub", "huggingface_hub")
+    # try_to_load_from_cache answers a path, None, or a marker of a file known missing.
+    paths = [huggingface_hub.try_to_load_from_cache(repo_id, name) for name in KERAS_HUB_FILES]
+    cached = all(isinstance(path, str) for path in paths)
+    return (paths if cached else None), huggingface_hub.constants.HF_HUB_CACHE
+
+
+def _cached_kaggle_files(handle, kaggle_handle):
+    """(paths of KERAS_HUB_FILES in kagglehub's cache, or None; the cache)."""
+    _interop_module("kagglehub", "kagglehub")
+    cache = importlib.import_module("kagglehub.cache")
+    config = importlib.import_module("kagglehub.config")
+    try:
+        model = importlib.import_module("kagglehub.handle").parse_model_handle(kaggle_handle)
+    except ValueError as e:
+        raise ModelNameError(f"{handle}: not a Kaggle model handle ({e})") from None
+    if model.is_versioned():
+        versions = [model.version]
+    else:
+        # kagglehub keeps a model's versions in numbered folders side by side.
+        variation = os.path.dirname(cache.get_cached_path(model.with_version(1)))
+        names = os.listdir(variation) if os.path.isdir(variation) else []
+        versions = sorted((int(name) for name in names if name.isdigit()), reverse=True)
+    for version in versions:
+        versioned = model.with_version(version)
+        paths = [cache.Cache().load_from_cache(versioned, name) for name in KERAS_HUB_FILES]
+        if all(paths):
+            return paths, config.get_cache_folder()
+    return None, config.get_cache_folder()
 
 
 @contextlib.contextmanager
