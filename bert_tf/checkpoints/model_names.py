@@ -16,9 +16,9 @@ user may name a model instead of giving a folder:
   vocab.txt, tokenizer_config.json and model.safetensors of the main
   revision (or, for weights saved in shards, model.safetensors.index.json
   and every shard it names), from $HF_ENDPOINT (as huggingface_hub), with
-  $HF_TOKEN for a gated or private repository. A repository with PyTorch weights alone
-  (pytorch_model.bin) is refused: bert_tf reads safetensors, which cannot
-  run code when loaded.
+  $HF_TOKEN for a gated or private repository. A repository with PyTorch
+  weights alone (pytorch_model.bin) is refused: bert_tf reads safetensors,
+  which cannot run code when loaded.
 - keras-hub presets (bert_base_en_uncased, kaggle://..., hf://...) and TF
   Hub or Kaggle handles (https://tfhub.dev/..., https://www.kaggle.com/models/...,
   any URL of a SavedModel .tar.gz): resolved to a folder by keras-hub's and
@@ -166,7 +166,11 @@ def hf_weight_files(folder):
     if not os.path.exists(index):
         return []
     with open(index, encoding="utf-8") as f:
-        weight_map = json.load(f).get("weight_map")
+        try:
+            contents = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{index}: not JSON ({e})") from None
+    weight_map = contents.get("weight_map") if isinstance(contents, dict) else None
     if not isinstance(weight_map, dict) or not weight_map:
         raise ValueError(f"{index}: has no weight_map of tensors to shards")
     shards = sorted(set(weight_map.values()))

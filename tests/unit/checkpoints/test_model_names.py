@@ -354,6 +354,10 @@ def test_sharded_safetensors_download_every_shard_and_give_the_unsharded_outputs
     publish_hf(server, "someone/stray", {**sharded,
                                          model_names.HF_WEIGHTS_INDEX: json.dumps(index).encode()},
                lfs=shards)
+    # An index that is no JSON is one line naming it.
+    (tmp_path / model_names.HF_WEIGHTS_INDEX).write_text("{")
+    with pytest.raises(ValueError, match=r"/model.safetensors.index.json: not JSON \(.*\)$"):
+        model_names.hf_weight_files(str(tmp_path))
     with pytest.raises(model_names.ModelNameError,
                        match=r"^someone/stray: .*model.safetensors.index.json: names "
                              r"\.\./\.\./elsewhere.safetensors, not a .safetensors file beside "
