@@ -99,7 +99,8 @@ def resolve_checkpoint_path(path):
       CheckpointError: if nothing readable is there, saying what to give.
     """
     if os.path.isdir(path):
-        if os.path.exists(os.path.join(path, "model.safetensors")):
+        if any(os.path.exists(os.path.join(path, name))
+               for name in (model_names.HF_WEIGHTS, model_names.HF_WEIGHTS_INDEX)):
             return "hf", path
         if tf_hub.encoder_folder(path):
             return "tf_hub", tf_hub.encoder_folder(path)
@@ -189,17 +190,22 @@ def _open_tensors(fmt, path):
         return ({name: (lambda value=value: value) for name, value in values.items()},
                 {name: value.shape for name, value in values.items()})
     if fmt == "hf":
-        file = os.path.join(path, "model.safetensors")
-        handle = safe_open(file, framework="np")
+        try:
+            file_names = model_names.hf_weight_files(path)
+        except ValueError as e:
+            raise CheckpointError(str(e)) from None
         tensors, shapes = {}, {}
-        for raw in handle.keys():
-            # Normalize: drop the "bert." prefix of BertFor* models, and the
-            # gamma/beta names of older conversions.
-            name = raw[len("bert."):] if raw.startswith("bert.") else raw
-            name = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", name)
-            name = re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", name)
-            tensors[name] = lambda raw=raw: handle.get_tensor(raw)
-            shapes[name] = tuple(handle.get_slice(raw).get_shape())
+        # One file, or the shards of a sharded save, each holding some tensors.
+        for file_name in file_names:
+            handle = safe_open(os.path.join(path, file_name), framework="np")
+            for raw in handle.keys():
+                # Normalize: drop the "bert." prefix of BertFor* models, and the
+                # gamma/beta names of older conversions.
+                name = raw[len("bert."):] if raw.startswith("bert.") else raw
+                name = re.sub(r"LayerNorm\.gamma$", "LayerNorm.weight", name)
+                name = re.sub(r"LayerNorm\.beta$", "LayerNorm.bias", name)
+                tensors[name] = lambda handle=handle, raw=raw: handle.get_tensor(raw)
+                shapes[name] = tuple(handle.get_slice(raw).get_shape())
         return tensors, shapes
     reader = tf.train.load_checkpoint(path)
     shapes = {name: tuple(shape) for name, shape in reader.get_variable_to_shape_map().items()}

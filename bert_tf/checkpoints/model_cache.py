@@ -12,6 +12,10 @@ model is never loaded from a partial or corrupt download. An archive is
 unpacked into a temporary folder beside its final one and renamed, so a
 folder under its final name is always complete too.
 
+Processes share the cache: a download holds NAME.lock beside it (an flock,
+as huggingface_hub's filelock), so a second process that wants the same
+file waits for the first, then finds it complete and fetches nothing.
+
 Offline ($BERT_TF_OFFLINE, or Hugging Face's own HF_HUB_OFFLINE), nothing
 is downloaded: model_names.py uses what the cache holds and says when a
 model is missing.
@@ -21,7 +25,9 @@ HEAD requests. Nothing here imports TensorFlow.
 """
 
 import base64
+import contextlib
 import dataclasses
+import fcntl
 import hashlib
 import http.client
 import os
@@ -39,6 +45,7 @@ CACHE_ENV = "BERT_TF_CACHE"
 OFFLINE_ENVS = ("BERT_TF_OFFLINE", "HF_HUB_OFFLINE")
 DEFAULT_CACHE = os.path.join("~", ".cache", "bert_tf")
 INCOMPLETE_SUFFIX = ".incomplete"
+LOCK_SUFFIX = ".lock"
 
 # A stalled connection fails after this long, and the download is resumed.
 _TIMEOUT_SECONDS = 60
@@ -262,8 +269,56 @@ def _corruption(remote, partial):
     return None
 
 
+def _holds(lock_file, lock_path):
+    """Whether an open lock file is still the one at lock_path (not unlinked by its
+    previous holder)."""
+    try:
+        return os.fstat(lock_file.fileno()).st_ino == os.stat(lock_path).st_ino
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def locked(path):
+    """Holds path's lock (path + LOCK_SUFFIX) against other processes while it runs.
+
+    The lock is an flock on a file beside path: the kernel frees it when
+    its process ends, killed or not, so a crash never leaves it held. The
+    holder deletes the file before it lets go, to leave no litter in the
+    model's folder; a process that was waiting on the deleted file sees so
+    and locks the new one.
+
+    Args:
+      path: The file or folder to download or unpack.
+
+    Yields:
+      None, with the lock held.
+    """
+    lock_path = path + LOCK_SUFFIX
+    os.makedirs(os.path.dirname(lock_path), exist_ok=True)
+    while True:
+        lock_file = open(lock_path, "a")
+        try:
+            fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            # Said, so that a process that seems to hang says what it waits for.
+            logging.info("Waiting for another process's download of %s", path)
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+        if _holds(lock_file, lock_path):
+            break
+        lock_file.close()
+    try:
+        yield
+    finally:
+        os.remove(lock_path)
+        lock_file.close()
+
+
 def fetch(remote, path, label):
     """Downloads a file to path, once: resumed when interrupted, checked, then renamed.
+
+    Another process that fetches the same path meanwhile waits for this one
+    (locked()), then finds the file complete.
 
     Args:
       remote: The RemoteFile (probe()'s, or one with just a url).
@@ -280,7 +335,15 @@ def fetch(remote, path, label):
     """
     if os.path.exists(path):
         return path
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with locked(path):
+        # Another process may have completed it while this one waited.
+        if os.path.exists(path):
+            return path
+        return _fetch_unlocked(remote, path, label)
+
+
+def _fetch_unlocked(remote, path, label):
+    """fetch()'s download, with the lock held."""
     partial = path + INCOMPLETE_SUFFIX
     if os.path.exists(partial):
         logging.info("Found an incomplete download of %s (%s): resuming it", label,

@@ -14,10 +14,11 @@ user may name a model instead of giving a folder:
 - Hugging Face Hub models by their id (bert-base-uncased,
   google-bert/bert-base-cased, allenai/scibert_scivocab_uncased): config.json,
   vocab.txt, tokenizer_config.json and model.safetensors of the main
-  revision, from $HF_ENDPOINT (as huggingface_hub), with $HF_TOKEN for a
-  gated or private repository. A repository with PyTorch weights alone
-  (pytorch_model.bin) is refused: bert_tf reads safetensors, which cannot
-  run code when loaded.
+  revision (or, for weights saved in shards, model.safetensors.index.json
+  and every shard it names), from $HF_ENDPOINT (as huggingface_hub), with
+  $HF_TOKEN for a gated or private repository. A repository with PyTorch
+  weights alone (pytorch_model.bin) is refused: bert_tf reads safetensors,
+  which cannot run code when loaded.
 - keras-hub presets (bert_base_en_uncased, kaggle://..., hf://...) and TF
   Hub or Kaggle handles (https://tfhub.dev/..., https://www.kaggle.com/models/...,
   any URL of a SavedModel .tar.gz): resolved to a folder by keras-hub's and
@@ -28,9 +29,14 @@ user may name a model instead of giving a folder:
 A path that exists always wins over a name, and what looks like a path
 (absolute, ./ or ../, ~, a remote gs:// path, more than one folder) is left
 for the readers, which say when nothing is there. A name that resolves to
-nothing is one error line with the nearest known names; offline
-($BERT_TF_OFFLINE or $HF_HUB_OFFLINE), a model missing from the cache is
-one line too. Downloads and the cache are model_cache.py's.
+nothing is one error line with the nearest known names. Offline
+($BERT_TF_OFFLINE or $HF_HUB_OFFLINE) no request is sent for any kind of
+name: Google's and Hub ids come from bert_tf's cache, keras-hub presets
+and kaggle:// handles from kagglehub's (a handle without a version takes
+the newest version cached), hf:// handles from huggingface_hub's, TF Hub
+URLs from tensorflow-hub's; a model missing from its cache is one line too.
+Downloads and the cache are model_cache.py's; processes that share the
+cache download each file once (the others wait).
 """
 
 import contextlib
@@ -59,6 +65,8 @@ _FLOAT32_BYTES = 4
 HF_FILES = ("config.json", "vocab.txt")
 HF_OPTIONAL_FILES = ("tokenizer_config.json",)
 HF_WEIGHTS = "model.safetensors"
+# Weights saved in shards: the index maps each tensor to its shard's file.
+HF_WEIGHTS_INDEX = "model.safetensors.index.json"
 HF_PYTORCH_WEIGHTS = "pytorch_model.bin"
 # The files of a keras-hub preset that keras_hub.py reads.
 KERAS_HUB_FILES = ("config.json", "model.weights.h5", "tokenizer.json",
@@ -135,7 +143,53 @@ def _is_cached(model):
     """Whether a registry model is in bert_tf's cache already."""
     if model.source == model_registry.GOOGLE:
         return os.path.isdir(_google_cache_folder(model))
-    return os.path.exists(os.path.join(_hf_cache_folder(model.location), HF_WEIGHTS))
+    return _has_all_weights(_hf_cache_folder(model.location))
+
+
+def hf_weight_files(folder):
+    """The safetensors files that hold a Hugging Face folder's weights.
+
+    Args:
+      folder: A Hugging Face folder.
+
+    Returns:
+      [HF_WEIGHTS] when the folder has it; else the shards its
+      HF_WEIGHTS_INDEX names, each once, sorted; else [].
+
+    Raises:
+      ValueError: for an index that is not JSON, has no weight_map, or
+        names a shard outside the folder; one line.
+    """
+    if os.path.exists(os.path.join(folder, HF_WEIGHTS)):
+        return [HF_WEIGHTS]
+    index = os.path.join(folder, HF_WEIGHTS_INDEX)
+    if not os.path.exists(index):
+        return []
+    with open(index, encoding="utf-8") as f:
+        try:
+            contents = json.load(f)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{index}: not JSON ({e})") from None
+    weight_map = contents.get("weight_map") if isinstance(contents, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise ValueError(f"{index}: has no weight_map of tensors to shards")
+    shards = sorted(set(weight_map.values()))
+    # A shard is a file beside the index: a name with a folder in it could
+    # make a download write outside the cache.
+    strays = [shard for shard in shards if os.path.basename(shard) != shard
+              or not shard.endswith(".safetensors")]
+    if strays:
+        raise ValueError(f"{index}: names {strays[0]}, not a .safetensors file beside it")
+    return shards
+
+
+def _has_all_weights(folder):
+    """Whether a Hugging Face folder holds its weights: the file, or every shard."""
+    try:
+        files = hf_weight_files(folder)
+    except ValueError:
+        return False
+    return bool(files) and all(os.path.exists(os.path.join(folder, name)) for name in files)
 
 
 def google_url():
@@ -240,6 +294,15 @@ def _google_folder(model):
         return folder
     if model_cache.is_offline():
         raise _offline_error(model.name, folder)
+    # Locked from download to unpacking: another process waits, then finds the folder.
+    with model_cache.locked(folder):
+        if not os.path.isdir(folder):
+            _download_google_release(model, folder)
+    return folder
+
+
+def _download_google_release(model, folder):
+    """Downloads a Google release's zip, unpacks it into folder and deletes it."""
     archive = folder + ".zip"
     url = f"{google_url()}/{model.location}"
     try:
@@ -251,7 +314,6 @@ def _google_folder(model):
     # The unpacked folder holds all of it; the zip would double the space.
     os.remove(archive)
     logging.info("%s is in %s", model.name, folder)
-    return folder
 
 
 def _hf_headers():
@@ -278,12 +340,13 @@ def _hf_probe(repo_id, file_name):
 def _hugging_face_folder(repo_id):
     """The folder of a Hub repository's files, each downloaded once."""
     folder = _hf_cache_folder(repo_id)
-    weights = os.path.join(folder, HF_WEIGHTS)
-    if os.path.exists(weights):
+    if _has_all_weights(folder):
         return folder
     if model_cache.is_offline():
         raise _offline_error(repo_id, folder)
-    remote_weights = _hf_probe(repo_id, HF_WEIGHTS)
+    weights_name, remote_weights = HF_WEIGHTS, _hf_probe(repo_id, HF_WEIGHTS)
+    if remote_weights is None:
+        weights_name, remote_weights = HF_WEIGHTS_INDEX, _hf_probe(repo_id, HF_WEIGHTS_INDEX)
     if remote_weights is None:
         if _hf_probe(repo_id, HF_PYTORCH_WEIGHTS) is not None:
             raise ModelNameError(
@@ -292,7 +355,8 @@ def _hugging_face_folder(repo_id):
                 "(save_pretrained) and pass the folder")
         if _hf_probe(repo_id, HF_FILES[0]) is None:
             raise _unknown(repo_id, f"not found on {hf_endpoint()}")
-        raise ModelNameError(f"{repo_id}: the repository has no {HF_WEIGHTS}")
+        raise ModelNameError(f"{repo_id}: the repository has no {HF_WEIGHTS} (nor "
+                             f"{HF_WEIGHTS_INDEX})")
     try:
         for file_name in HF_FILES + HF_OPTIONAL_FILES:
             remote = _hf_probe(repo_id, file_name)
@@ -302,11 +366,28 @@ def _hugging_face_folder(repo_id):
             if remote is not None:
                 model_cache.fetch(remote, os.path.join(folder, file_name),
                                   _hf_url(repo_id, file_name))
-        model_cache.fetch(remote_weights, weights, _hf_url(repo_id, HF_WEIGHTS))
+        model_cache.fetch(remote_weights, os.path.join(folder, weights_name),
+                          _hf_url(repo_id, weights_name))
+        if weights_name == HF_WEIGHTS_INDEX:
+            _fetch_shards(repo_id, folder)
     except model_cache.DownloadError as e:
         raise ModelNameError(f"{repo_id}: {e}") from None
     logging.info("%s is in %s", repo_id, folder)
     return folder
+
+
+def _fetch_shards(repo_id, folder):
+    """Downloads every shard that the folder's HF_WEIGHTS_INDEX names, each once."""
+    try:
+        shards = hf_weight_files(folder)
+    except ValueError as e:
+        raise ModelNameError(f"{repo_id}: {e}") from None
+    for shard in shards:
+        remote = _hf_probe(repo_id, shard)
+        if remote is None:
+            raise ModelNameError(f"{repo_id}: {HF_WEIGHTS_INDEX} names {shard}, which the "
+                                 "repository does not have")
+        model_cache.fetch(remote, os.path.join(folder, shard), _hf_url(repo_id, shard))
 
 
 def _interop_module(module, extra):
@@ -339,8 +420,11 @@ def _keras_hub_folder(handle):
     keras-hub's preset_utils.get_file is the resolver its from_preset uses:
     it fetches each file of a built-in name's Kaggle handle, a kaggle:// or
     an hf:// handle through kagglehub or huggingface_hub, into their caches.
+    Offline, those caches alone answer (_cached_keras_hub_folder).
     """
     _interop_module("keras_hub", "keras-hub")
+    if model_cache.is_offline():
+        return _cached_keras_hub_folder(handle)
     preset_utils = importlib.import_module("keras_hub.src.utils.preset_utils")
     try:
         paths = [preset_utils.get_file(handle, file_name) for file_name in KERAS_HUB_FILES]
@@ -350,6 +434,61 @@ def _keras_hub_folder(handle):
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise ModelNameError(f"{handle}: keras-hub cannot fetch it ({reason})") from None
     return os.path.dirname(paths[0])
+
+
+def _cached_keras_hub_folder(handle):
+    """A keras-hub preset's folder from its resolver's cache, with no request.
+
+    keras-hub would ask Kaggle or the Hub even for a cached preset (an
+    unversioned handle's newest version, an hf:// file's newest commit), and
+    kagglehub has no offline mode; so offline, each library's own cache
+    lookup is asked instead: huggingface_hub's try_to_load_from_cache (the
+    main revision, as HF_HUB_OFFLINE takes it), and kagglehub's Cache for a
+    Kaggle handle (for one without a version, the newest version cached).
+    """
+    presets = _keras_hub_presets()
+    location = presets[handle]["kaggle_handle"] if handle in presets else handle
+    scheme, _, rest = location.partition("://")
+    if scheme.lower() == "hf":
+        paths, where = _cached_hf_files(rest)
+    else:
+        paths, where = _cached_kaggle_files(handle, rest)
+    if paths is None:
+        raise _offline_error(handle, where)
+    return os.path.dirname(paths[0])
+
+
+def _cached_hf_files(repo_id):
+    """(paths of KERAS_HUB_FILES in huggingface_hub's cache, or None; the cache)."""
+    huggingface_hub = _interop_module("huggingface_hub", "huggingface_hub")
+    # try_to_load_from_cache answers a path, None, or a marker of a file known missing.
+    paths = [huggingface_hub.try_to_load_from_cache(repo_id, name) for name in KERAS_HUB_FILES]
+    cached = all(isinstance(path, str) for path in paths)
+    return (paths if cached else None), huggingface_hub.constants.HF_HUB_CACHE
+
+
+def _cached_kaggle_files(handle, kaggle_handle):
+    """(paths of KERAS_HUB_FILES in kagglehub's cache, or None; the cache)."""
+    _interop_module("kagglehub", "kagglehub")
+    cache = importlib.import_module("kagglehub.cache")
+    config = importlib.import_module("kagglehub.config")
+    try:
+        model = importlib.import_module("kagglehub.handle").parse_model_handle(kaggle_handle)
+    except ValueError as e:
+        raise ModelNameError(f"{handle}: not a Kaggle model handle ({e})") from None
+    if model.is_versioned():
+        versions = [model.version]
+    else:
+        # kagglehub keeps a model's versions in numbered folders side by side.
+        variation = os.path.dirname(cache.get_cached_path(model.with_version(1)))
+        names = os.listdir(variation) if os.path.isdir(variation) else []
+        versions = sorted((int(name) for name in names if name.isdigit()), reverse=True)
+    for version in versions:
+        versioned = model.with_version(version)
+        paths = [cache.Cache().load_from_cache(versioned, name) for name in KERAS_HUB_FILES]
+        if all(paths):
+            return paths, config.get_cache_folder()
+    return None, config.get_cache_folder()
 
 
 @contextlib.contextmanager

@@ -16,6 +16,8 @@ import re
 
 import pytest
 
+from bert_tf.checkpoints import model_cache, model_registry
+
 pytest.importorskip("nbformat", reason="nbformat is not installed (pip install -e '.[test]')")
 pytest.importorskip("nbclient", reason="nbclient is not installed (pip install -e '.[test]')")
 pytest.importorskip("ipykernel", reason="ipykernel is not installed (pip install -e '.[test]')")
@@ -91,6 +93,29 @@ def test_parameters_are_the_original_recipe_of_two_phases():
         assert values[phase]["max_seq_length"] == length
         assert values[phase]["max_predictions_per_seq"] == predictions
     assert values["PHASE1"]["num_train_steps"] == 9 * values["PHASE2"]["num_train_steps"]
+
+
+def test_the_default_vocabulary_is_a_model_name_read_from_bert_tfs_cache(tmp_path,
+                                                                        monkeypatch):
+    """VOCAB_FILE names a model as --init_checkpoint does; the cell copies its cached vocab.txt."""
+    notebook = read(NOTEBOOK)
+    values = parameter_values(notebook)
+    model = model_registry.find(values["VOCAB_FILE"])
+    assert model is not None and model.do_lower_case == values["DO_LOWER_CASE"]
+    # The model in bert_tf's cache, where a command that named it left it (offline: no request).
+    folder = tmp_path / "google" / values["VOCAB_FILE"]
+    folder.mkdir(parents=True)
+    (folder / "vocab.txt").write_text("[PAD]\n")
+    monkeypatch.setenv(model_cache.CACHE_ENV, str(tmp_path))
+    monkeypatch.setenv(model_cache.OFFLINE_ENVS[0], "1")
+    cell = notebook.cells[_index(notebook, "def vocab_source(")].source
+    namespace = {}
+    exec("import os\n" + cell[:cell.index("VOCAB = ")], namespace)
+    vocab_source = namespace["vocab_source"]
+    assert vocab_source(values["VOCAB_FILE"]) == str(folder / "vocab.txt")
+    assert vocab_source("gs://bucket/vocab.txt") == "gs://bucket/vocab.txt"
+    with pytest.raises(SystemExit, match="^VOCAB_FILE: uncased_L-4_H-256_A-4: not in the cache "):
+        vocab_source("uncased_L-4_H-256_A-4")
 
 
 def test_the_install_cell_is_the_finetuning_notebooks():

@@ -15,15 +15,18 @@ import base64
 import hashlib
 import http.server
 import io
+import json
 import os
 import subprocess
 import sys
 import tarfile
 import threading
+import urllib.parse
 import zipfile
 
 import numpy as np
 import pytest
+from safetensors.numpy import load_file, save_file
 
 from bert_tf.checkpoints import (
     checkpoints,
@@ -54,11 +57,19 @@ class Route:
 
 class Server(http.server.ThreadingHTTPServer):
     """Serves routes; records each request; drops the connection half way through the
-    bodies of the paths in `dropping`."""
+    bodies of the paths in `dropping`; holds the body of a path in `held` back, once it
+    has said so (held[path][0], an Event), until the test lets it go (held[path][1]).
+
+    It also answers Kaggle's model API (POST /api/v1/models.ModelApiService/...) for
+    the models in `kaggle`: {(owner, model, framework, variation): {version: {file:
+    storage path}}}. kagglesdk's endpoints are fixed hosts (KAGGLE_API_ENVIRONMENT), so
+    the test makes this server their HTTP proxy, and it takes absolute URLs as paths.
+    """
 
     def __init__(self):
         super().__init__(("127.0.0.1", 0), Handler)
-        self.routes, self.requests, self.dropping = {}, [], set()
+        self.routes, self.requests, self.dropping, self.held = {}, [], set(), {}
+        self.kaggle = {}
 
     @property
     def url(self):
@@ -75,8 +86,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         self._answer(send_body=True)
 
+    def do_POST(self):
+        """Kaggle's API: a model instance's newest version, or a redirect to the storage
+        of one file of a version; a JSON 404 for anything else, as Kaggle answers."""
+        path = urllib.parse.urlsplit(self.path).path
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        self.server.requests.append(("POST", path, request.get("path")))
+        key = tuple(request.get(field) for field in
+                    ("ownerSlug", "modelSlug", "framework", "instanceSlug"))
+        versions = self.server.kaggle.get(key, {})
+        files = versions.get(request.get("versionNumber"), {})
+        if versions and path.endswith("/models.ModelApiService/GetModelInstance"):
+            self._send(200, {"Content-Type": "application/json"},
+                       json.dumps({"versionNumber": max(versions)}).encode())
+        elif request.get("path") in files and \
+                path.endswith("/models.ModelApiService/DownloadModelInstanceVersion"):
+            self._send(302, {"Location": self.server.url + files[request["path"]]}, b"")
+        else:
+            self._send(404, {"Content-Type": "application/json"},
+                       json.dumps({"code": 404, "message": "Not found"}).encode())
+
+    def _send(self, status, headers, body):
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def _answer(self, send_body):
-        path = self.path.split("?")[0]
+        path = urllib.parse.urlsplit(self.path).path
         self.server.requests.append((self.command, path, self.headers.get("Range")))
         route = self.server.routes.get(path)
         if route is None:
@@ -110,6 +149,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         if not send_body:
             return
+        if path in self.server.held:
+            arrived, release = self.server.held[path]
+            arrived.set()
+            release.wait()
         end = len(body)
         if path in self.server.dropping:
             end = max(start, len(body) // 2)
@@ -136,6 +179,8 @@ def settings(server, tmp_path, monkeypatch):
     server.routes.clear()
     server.requests.clear()
     server.dropping.clear()
+    server.held.clear()
+    server.kaggle.clear()
     monkeypatch.setenv(model_cache.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setenv(model_names.GOOGLE_URL_ENV, server.url + GOOGLE_PATH)
     monkeypatch.setenv(model_names.HF_ENDPOINT_ENV, server.url)
@@ -263,6 +308,63 @@ def test_hugging_face_ids_download_safetensors_and_give_the_local_folders_output
     assert sorted(os.listdir(folder)) == sorted(tiny_hf[1])
 
 
+def _sharded(files, folder):
+    """A Hugging Face folder's files with its weights split across two shards and an index,
+    as transformers' save_pretrained writes a large model; the shards are written to folder
+    too. Returns {name: bytes}."""
+    weights_file = os.path.join(folder, "unsharded.safetensors")
+    with open(weights_file, "wb") as f:
+        f.write(files["model.safetensors"])
+    tensors = load_file(weights_file)
+    os.remove(weights_file)
+    names = sorted(tensors)
+    shards = {"model-00001-of-00002.safetensors": names[:len(names) // 2],
+              "model-00002-of-00002.safetensors": names[len(names) // 2:]}
+    sharded = {name: data for name, data in files.items() if name != "model.safetensors"}
+    for shard, shard_names in shards.items():
+        save_file({name: tensors[name] for name in shard_names}, os.path.join(folder, shard))
+        with open(os.path.join(folder, shard), "rb") as f:
+            sharded[shard] = f.read()
+    index = {"metadata": {"total_size": sum(value.nbytes for value in tensors.values())},
+             "weight_map": {name: shard for shard, shard_names in shards.items()
+                            for name in shard_names}}
+    sharded[model_names.HF_WEIGHTS_INDEX] = json.dumps(index).encode()
+    for name in ("config.json", "vocab.txt", "tokenizer_config.json",
+                 model_names.HF_WEIGHTS_INDEX):
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(sharded[name])
+    return sharded
+
+
+def test_sharded_safetensors_download_every_shard_and_give_the_unsharded_outputs(
+        server, tiny_hf, tmp_path):
+    sharded = _sharded(tiny_hf[1], str(tmp_path))
+    shards = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    publish_hf(server, "someone/sharded", sharded, lfs=shards)
+    expected = _outputs(tiny_hf[0])
+    # A sharded folder on disk reads as the unsharded one.
+    np.testing.assert_allclose(_outputs(str(tmp_path)), expected, rtol=1e-6)
+    np.testing.assert_allclose(_outputs("someone/sharded"), expected, rtol=1e-6)
+    folder = model_names.local_path("someone/sharded")
+    assert sorted(os.listdir(folder)) == sorted(sharded)
+    assert model_names.hf_weight_files(folder) == list(shards)
+    # An index that names a file outside the folder is refused before any download of it.
+    index = json.loads(sharded[model_names.HF_WEIGHTS_INDEX])
+    index["weight_map"]["pooler.dense.bias"] = "../../elsewhere.safetensors"
+    publish_hf(server, "someone/stray", {**sharded,
+                                         model_names.HF_WEIGHTS_INDEX: json.dumps(index).encode()},
+               lfs=shards)
+    # An index that is no JSON is one line naming it.
+    (tmp_path / model_names.HF_WEIGHTS_INDEX).write_text("{")
+    with pytest.raises(ValueError, match=r"/model.safetensors.index.json: not JSON \(.*\)$"):
+        model_names.hf_weight_files(str(tmp_path))
+    with pytest.raises(model_names.ModelNameError,
+                       match=r"^someone/stray: .*model.safetensors.index.json: names "
+                             r"\.\./\.\./elsewhere.safetensors, not a .safetensors file beside "
+                             "it$"):
+        model_names.local_path("someone/stray")
+
+
 def test_a_pytorch_only_repository_is_refused_in_one_line(server, tiny_hf):
     publish_hf(server, "someone/pt-only", {"config.json": tiny_hf[1]["config.json"],
                                            "pytorch_model.bin": b"pickle"},
@@ -275,36 +377,120 @@ def test_a_pytorch_only_repository_is_refused_in_one_line(server, tiny_hf):
     assert not os.path.exists(model_cache.cache_dir())
 
 
-def test_a_keras_hub_hf_handle_resolves_through_keras_hub(server, tiny, tmp_path,
-                                                          monkeypatch):
+@pytest.fixture(scope="module")
+def tiny_preset(tiny, tmp_path_factory):
+    """The tiny BERT as a keras-hub preset folder: (folder, its files' bytes by path)."""
+    pytest.importorskip("keras_hub")
+    folder = str(tmp_path_factory.mktemp("tiny_preset"))
+    checkpoints.convert(tiny[0], folder, "keras_hub", [])
+    files = {}
+    for root, _, names in os.walk(folder):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, folder)] = f.read()
+    return folder, files
+
+
+@pytest.fixture
+def hf_hub(server, tmp_path, monkeypatch):
+    """huggingface_hub on the local server, with its cache in tmp_path; the cache."""
     constants = pytest.importorskip("huggingface_hub.constants")
     # huggingface_hub reads HF_ENDPOINT and its cache folder when imported.
     monkeypatch.setattr(constants, "ENDPOINT", server.url)
     monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE",
                         server.url + "/{repo_id}/resolve/{revision}/{filename}")
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf"))
-    preset = str(tmp_path / "preset")
-    checkpoints.convert(tiny[0], preset, "keras_hub", [])
-    files = {}
-    for root, _, names in os.walk(preset):
-        for name in names:
-            path = os.path.join(root, name)
-            files[os.path.relpath(path, preset)] = open(path, "rb").read()
-    publish_hf(server, "someone/tiny_bert", files, lfs=(keras_hub.WEIGHTS_FILE,))
+    return str(tmp_path / "hf")
+
+
+@pytest.fixture
+def kaggle_api(server, tmp_path, monkeypatch):
+    """kagglehub on the local server's Kaggle API, with its cache in tmp_path; the cache.
+
+    kagglesdk takes its endpoint from KAGGLE_API_ENVIRONMENT, a choice of fixed hosts
+    (TEST is http://localhost:7777), and sends its requests with requests, which takes
+    an HTTP proxy from $HTTP_PROXY: the local server is that proxy."""
+    pytest.importorskip("kagglehub")
+    monkeypatch.setenv("KAGGLE_API_ENVIRONMENT", "TEST")
+    for name in ("HTTP_PROXY", "http_proxy"):
+        monkeypatch.setenv(name, server.url)
+    for name in ("NO_PROXY", "no_proxy", "KAGGLE_API_TOKEN", "KAGGLE_USERNAME", "KAGGLE_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("KAGGLE_CONFIG_DIR", str(tmp_path / "kaggle_config"))
+    monkeypatch.setenv("KAGGLEHUB_CACHE", str(tmp_path / "kagglehub"))
+    return str(tmp_path / "kagglehub")
+
+
+def publish_kaggle(server, handle, version, files):
+    """Serves a Kaggle model version (handle: owner/model/framework/variation) by Kaggle's
+    API: each file a redirect to storage, with its md5 as Google Cloud Storage gives it."""
+    owner, model, framework, variation = handle.split("/")
+    key = (owner, model, f"MODEL_FRAMEWORK_{framework.upper()}", variation)
+    stored = server.kaggle.setdefault(key, {}).setdefault(version, {})
+    for name, data in files.items():
+        stored[name] = f"/kaggle-storage/{hashlib.sha256(data).hexdigest()}"
+        server.routes[stored[name]] = Route(data, _md5_header(data))
+
+
+def test_a_keras_hub_hf_handle_resolves_through_keras_hub(server, tiny_preset, hf_hub):
+    publish_hf(server, "someone/tiny_bert", tiny_preset[1], lfs=(keras_hub.WEIGHTS_FILE,))
     folder = model_names.local_path("hf://someone/tiny_bert")
-    assert keras_hub.is_preset(folder) and folder.startswith(str(tmp_path / "hf"))
-    np.testing.assert_allclose(_outputs("hf://someone/tiny_bert"), _outputs(preset),
+    assert keras_hub.is_preset(folder) and folder.startswith(hf_hub)
+    np.testing.assert_allclose(_outputs("hf://someone/tiny_bert"), _outputs(tiny_preset[0]),
                                rtol=1e-6)
 
 
-def test_a_tf_hub_url_resolves_through_tensorflow_hub(server, tiny, tmp_path):
-    checkpoints.convert(tiny[0], str(tmp_path / "hub"), "tf_hub", [])
-    encoder = str(tmp_path / "hub" / "encoder")
+def _builtin_kaggle_handle(preset):
+    """keras-hub's Kaggle handle of a built-in preset, without kaggle:// and the version:
+    (handle, version)."""
+    keras_hub_library = pytest.importorskip("keras_hub")
+    handle = keras_hub_library.models.BertBackbone.presets[preset]["kaggle_handle"]
+    handle, _, version = handle.removeprefix("kaggle://").rpartition("/")
+    return handle, int(version)
+
+
+def test_a_keras_hub_preset_name_and_a_kaggle_handle_resolve_through_kagglehub(
+        server, tiny_preset, kaggle_api):
+    expected = _outputs(tiny_preset[0])
+    # A built-in name is keras-hub's versioned Kaggle handle.
+    handle, version = _builtin_kaggle_handle("bert_tiny_en_uncased")
+    publish_kaggle(server, handle, version, tiny_preset[1])
+    np.testing.assert_allclose(_outputs("bert_tiny_en_uncased"), expected, rtol=1e-6)
+    folder = model_names.local_path("bert_tiny_en_uncased")
+    assert keras_hub.is_preset(folder)
+    assert folder == os.path.join(kaggle_api, "models", handle, str(version))
+    # Cached: kagglehub asks nothing more for a versioned handle.
+    server.requests.clear()
+    assert model_names.local_path("bert_tiny_en_uncased") == folder
+    assert server.requests == []
+    # A handle without a version: Kaggle's API says which is the newest.
+    publish_kaggle(server, "someone/tiny-bert/keras/tiny", 1, {"config.json": b"{}"})
+    publish_kaggle(server, "someone/tiny-bert/keras/tiny", 2, tiny_preset[1])
+    np.testing.assert_allclose(_outputs("kaggle://someone/tiny-bert/keras/tiny"), expected,
+                               rtol=1e-6)
+    assert model_names.local_path("kaggle://someone/tiny-bert/keras/tiny") == \
+        os.path.join(kaggle_api, "models", "someone", "tiny-bert", "keras", "tiny", "2")
+    with pytest.raises(model_names.ModelNameError,
+                       match="^kaggle://someone/missing/keras/tiny/1: not a keras-hub BERT "
+                             "preset"):
+        model_names.local_path("kaggle://someone/missing/keras/tiny/1")
+
+
+def publish_tf_hub(server, tiny, folder):
+    """Serves the tiny BERT's encoder SavedModel as a .tar.gz, as TF Hub serves a model:
+    (its URL, the encoder's folder)."""
+    checkpoints.convert(tiny[0], os.path.join(folder, "hub"), "tf_hub", [])
+    encoder = os.path.join(folder, "hub", "encoder")
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
         archive.add(encoder, arcname=".")
     server.routes["/tfhub/tiny_bert/1"] = Route(buffer.getvalue())
-    handle = f"{server.url}/tfhub/tiny_bert/1"
+    return f"{server.url}/tfhub/tiny_bert/1", encoder
+
+
+def test_a_tf_hub_url_resolves_through_tensorflow_hub(server, tiny, tmp_path):
+    handle, encoder = publish_tf_hub(server, tiny, str(tmp_path))
     folder = model_names.local_path(handle)
     # tensorflow-hub's cache is under bert_tf's unless TFHUB_CACHE_DIR says otherwise.
     assert tf_hub.is_saved_model(folder)
@@ -385,6 +571,55 @@ def test_a_wrong_md5_from_google_is_refused(server, tiny):
     assert os.listdir(os.path.join(model_cache.cache_dir(), "google")) == []
 
 
+# Processes that want the same file share one download.
+
+# A process that fetches a file into the cache, saying (at INFO) when it waits.
+FETCH_SCRIPT = """\
+import sys
+
+from absl import logging
+
+from bert_tf.checkpoints import model_cache
+
+logging.set_verbosity(logging.INFO)
+url, path = sys.argv[1:]
+model_cache.fetch(model_cache.RemoteFile(url), path, url)
+"""
+
+
+def test_a_second_process_waits_for_the_first_ones_download_and_fetches_nothing(
+        server, tmp_path):
+    data = bytes(range(256)) * 64
+    server.routes["/files/model.bin"] = Route(data)
+    arrived, release = threading.Event(), threading.Event()
+    server.held["/files/model.bin"] = (arrived, release)
+    path = tmp_path / "cache" / "model.bin"
+    command = [sys.executable, "-c", FETCH_SCRIPT, f"{server.url}/files/model.bin", str(path)]
+    env = {**os.environ, "PYTHONPATH": helpers.ROOT}
+    first = subprocess.Popen(command, cwd=helpers.ROOT, env=env, stderr=subprocess.PIPE,
+                             text=True)
+    second = None
+    try:
+        # The first process holds the lock and waits for the body the server holds back.
+        assert arrived.wait(timeout=300)
+        second = subprocess.Popen(command, cwd=helpers.ROOT, env=env,
+                                  stderr=subprocess.PIPE, text=True)
+        # Read up to the line that says it waits (the second process blocks there until
+        # the first one is done), or to its end when it never waits.
+        waited = next((line for line in second.stderr
+                       if "Waiting for another process's download of" in line), None)
+    finally:
+        release.set()
+    assert first.wait(timeout=300) == 0, first.stderr.read()
+    assert second.wait(timeout=300) == 0, second.stderr.read()
+    assert waited is not None
+    assert [request for request in server.requests if request[0] == "GET"] == [
+        ("GET", "/files/model.bin", None)]
+    assert path.read_bytes() == data
+    # Neither the lock file nor a partial download is left.
+    assert os.listdir(path.parent) == ["model.bin"]
+
+
 # Offline, unknown names: one line each.
 
 @pytest.mark.parametrize("variable", model_cache.OFFLINE_ENVS)
@@ -402,6 +637,40 @@ def test_offline_a_missing_model_is_one_line_and_a_cached_one_is_used(
         assert "\n" not in message and message.startswith(f"{name}: not in the cache (")
         assert message.endswith(f"and {variable} is set, so nothing is downloaded: run once "
                                 f"online, or unset {variable}")
+    assert server.requests == []
+
+
+@pytest.mark.parametrize("variable", model_cache.OFFLINE_ENVS)
+def test_offline_keras_hub_kaggle_hf_and_tf_hub_names_use_their_caches_alone(
+        server, tiny, tiny_preset, hf_hub, kaggle_api, tmp_path, monkeypatch, variable):
+    handle, version = _builtin_kaggle_handle("bert_tiny_en_uncased")
+    publish_kaggle(server, handle, version, tiny_preset[1])
+    publish_kaggle(server, "someone/tiny-bert/keras/tiny", 2, tiny_preset[1])
+    publish_hf(server, "someone/tiny_bert", tiny_preset[1], lfs=(keras_hub.WEIGHTS_FILE,))
+    tf_hub_url, encoder = publish_tf_hub(server, tiny, str(tmp_path))
+    names = ("bert_tiny_en_uncased", "kaggle://someone/tiny-bert/keras/tiny",
+             "hf://someone/tiny_bert", tf_hub_url)
+    # Not cached: refused in one line, with no request to any server.
+    monkeypatch.setenv(variable, "1")
+    for name in names:
+        with pytest.raises(model_names.ModelNameError) as raised:
+            model_names.local_path(name)
+        message = str(raised.value)
+        assert "\n" not in message and message.startswith(f"{name}: not in the cache (")
+        assert message.endswith(f"and {variable} is set, so nothing is downloaded: run once "
+                                f"online, or unset {variable}")
+    assert server.requests == []
+    # Cached online once: used offline, with no request either.
+    monkeypatch.delenv(variable)
+    folders = {name: model_names.local_path(name) for name in names}
+    monkeypatch.setenv(variable, "1")
+    server.requests.clear()
+    assert {name: model_names.local_path(name) for name in names} == folders
+    np.testing.assert_allclose(_outputs("kaggle://someone/tiny-bert/keras/tiny"),
+                               _outputs(tiny_preset[0]), rtol=1e-6)
+    np.testing.assert_allclose(_outputs("hf://someone/tiny_bert"), _outputs(tiny_preset[0]),
+                               rtol=1e-6)
+    np.testing.assert_allclose(_outputs(tf_hub_url), _outputs(encoder), rtol=1e-5)
     assert server.requests == []
 
 
