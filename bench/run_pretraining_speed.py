@@ -65,7 +65,8 @@ def parse_args(argv=None):
                         help="Which of MODELS to run.")
     parser.add_argument("--loops", type=int, default=5, help="Loops to time after the first one.")
     parser.add_argument("--work_dir", default=None,
-                        help="Scratch folder; default: a temporary one.")
+                        help="Scratch folder, whose records a later run reuses; default: a "
+                        "temporary one.")
     parser.add_argument("--mixed_precision", type=arguments.comma_list,
                         default=["float32", "auto"],
                         help="run_pretraining.py's --mixed_precision values to run.")
@@ -125,7 +126,10 @@ def main(args):
         steps = steps_per_loop * (args.loops + 1)
         for precision in args.mixed_precision:
             for jit_compile in args.jit_compile:
-                output_dir = os.path.join(work_dir, f"{name}_{precision}_xla-{jit_compile}")
+                # A fresh folder per run: in a reused --work_dir, an earlier run's
+                # folder would be resumed, already at its last step.
+                output_dir = tempfile.mkdtemp(
+                    dir=work_dir, prefix=f"{name}_{precision}_xla-{jit_compile}_")
                 log = _script(
                     "run_pretraining.py", f"--bert_config_file={config_file}",
                     f"--input_file={records}", f"--output_dir={output_dir}",
