@@ -622,6 +622,16 @@ def test_a_second_process_waits_for_the_first_ones_download_and_fetches_nothing(
 
 # Offline, unknown names: one line each.
 
+def _assert_refused_offline(name, variable):
+    """local_path(name) is one line saying the model is not cached and variable is set."""
+    with pytest.raises(model_names.ModelNameError) as raised:
+        model_names.local_path(name)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith(f"{name}: not in the cache (")
+    assert message.endswith(f"and {variable} is set, so nothing is downloaded: run once "
+                            f"online, or unset {variable}")
+
+
 @pytest.mark.parametrize("variable", model_cache.OFFLINE_ENVS)
 def test_offline_a_missing_model_is_one_line_and_a_cached_one_is_used(
         server, tiny, tiny_hf, monkeypatch, variable):
@@ -631,12 +641,7 @@ def test_offline_a_missing_model_is_one_line_and_a_cached_one_is_used(
     server.requests.clear()
     assert model_names.local_path(SMALL) == folder
     for name in ("uncased_L-4_H-256_A-4", "someone/bert"):
-        with pytest.raises(model_names.ModelNameError) as raised:
-            model_names.local_path(name)
-        message = str(raised.value)
-        assert "\n" not in message and message.startswith(f"{name}: not in the cache (")
-        assert message.endswith(f"and {variable} is set, so nothing is downloaded: run once "
-                                f"online, or unset {variable}")
+        _assert_refused_offline(name, variable)
     assert server.requests == []
 
 
@@ -653,12 +658,7 @@ def test_offline_keras_hub_kaggle_hf_and_tf_hub_names_use_their_caches_alone(
     # Not cached: refused in one line, with no request to any server.
     monkeypatch.setenv(variable, "1")
     for name in names:
-        with pytest.raises(model_names.ModelNameError) as raised:
-            model_names.local_path(name)
-        message = str(raised.value)
-        assert "\n" not in message and message.startswith(f"{name}: not in the cache (")
-        assert message.endswith(f"and {variable} is set, so nothing is downloaded: run once "
-                                f"online, or unset {variable}")
+        _assert_refused_offline(name, variable)
     assert server.requests == []
     # Cached online once: used offline, with no request either.
     monkeypatch.delenv(variable)
