@@ -17,7 +17,8 @@ Three things differ from absl:
   "~" expands in each, no output overwrites an input, and output paths that
   cannot be written are refused, in one line naming the flag(s).
 - `--help` (and -h, --helpshort, --helpfull) exits 0, not absl's 1.
-- Ctrl-C and SIGTERM end in one line too, `<script>: interrupted by Ctrl-C
+- Ctrl-C and SIGTERM (taken between two training loops, see
+  bert_tf/runtime/interrupts.py) end in one line too, `<script>: interrupted by Ctrl-C
   at step N; the last checkpoint, ..., is at step M: the same command
   resumes from there` (training says where it stopped), with the shell's
   exit status for the signal: 130 for SIGINT, 143 for SIGTERM.

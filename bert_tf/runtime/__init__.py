@@ -7,6 +7,7 @@ distribution.py resolves the strategy (TPU, else GPUs, else CPU);
 precision.py the dtype policy of training and of predictions; xla.py
 whether the steps are XLA-compiled; cpu.py what the CPU's kind decides for
 both; memory.py gives the C heap's free pages back while an XLA loop runs;
+interrupts.py holds Ctrl-C and SIGTERM until a training loop ends;
 tpu_rules.py checks a TPU program's rules on any device. tpu_runtime.py and
 startup_log.py set up the environment before TensorFlow is imported, and
 import no TensorFlow: bert_tf/__init__.py calls them first. Training,

@@ -35,7 +35,7 @@ from absl import logging
 from bert_tf import io_utils
 from bert_tf.checkpoints import checkpoints
 from bert_tf.model.modeling import BertModel
-from bert_tf.runtime import distribution, memory, precision, tpu_rules
+from bert_tf.runtime import distribution, interrupts, memory, precision, tpu_rules
 from bert_tf.training import inference, optimization, run_dir
 from bert_tf.training.progress import format_duration, loop_steps
 from bert_tf.training.training_checkpoints import TrainingCheckpoints
@@ -262,41 +262,46 @@ class Trainer:
         # The seconds per step of the last loop; None until a loop has run.
         step_seconds = None
         last_save = time.time()
-        try:
-            while step < num_train_steps:
-                to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
-                fitting = loop_steps(step_seconds, self.iterations_per_loop,
-                                     self.config.cadence.log_every_secs)
-                steps = min(fitting, num_train_steps - step, to_checkpoint)
-                start = time.time()
-                with memory.releasing_free_memory(enabled=self._jit_compile):
-                    self._train_loop(iterator, tf.constant(steps, tf.int32))
-                step = self.global_step
-                elapsed = time.time() - start
-                step_seconds = elapsed / steps
-                record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
-                          "learning_rate": float(self.optimizer.learning_rate),
-                          "examples_per_second": steps * global_batch_size / elapsed}
-                self.train_metrics["loss"].reset_state()
-                history.append(record)
-                # The first loop's time includes compiling: no estimate from it.
-                left = (f"  {format_duration((last_step - step) * step_seconds)} left"
-                        if len(history) > 1 else "")
-                logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s%s", step,
-                             last_step, record["loss"], record["learning_rate"],
-                             record["examples_per_second"], left)
-                with writer.as_default(step=step):
-                    for name in ("loss", "learning_rate", "examples_per_second"):
-                        tf.summary.scalar(name, record[name])
-                secs = self.config.cadence.save_checkpoints_secs
-                due = secs is not None and time.time() - last_save >= secs
-                if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
-                    self.training_checkpoints.save(step)
-                    last_save = time.time()
-        except KeyboardInterrupt as interrupt:
-            # Ctrl-C or SIGTERM: cli.run prints this in its one line.
-            interrupt.add_note(self.training_checkpoints.resume_note(self.global_step))
-            raise
+        # Ctrl-C and SIGTERM stop the run between two loops (interrupts.py).
+        with interrupts.held() as raise_if_stopped:
+            try:
+                while step < num_train_steps:
+                    raise_if_stopped()
+                    to_checkpoint = self.save_checkpoints_steps - step % self.save_checkpoints_steps
+                    fitting = loop_steps(step_seconds, self.iterations_per_loop,
+                                         self.config.cadence.log_every_secs)
+                    steps = min(fitting, num_train_steps - step, to_checkpoint)
+                    start = time.time()
+                    with memory.releasing_free_memory(enabled=self._jit_compile):
+                        self._train_loop(iterator, tf.constant(steps, tf.int32))
+                    step = self.global_step
+                    elapsed = time.time() - start
+                    step_seconds = elapsed / steps
+                    record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
+                              "learning_rate": float(self.optimizer.learning_rate),
+                              "examples_per_second": steps * global_batch_size / elapsed}
+                    self.train_metrics["loss"].reset_state()
+                    history.append(record)
+                    # The first loop's time includes compiling: no estimate from it.
+                    left = (f"  {format_duration((last_step - step) * step_seconds)} left"
+                            if len(history) > 1 else "")
+                    logging.info("step %d/%d  loss %.4f  lr %.3g  %.1f examples/s%s", step,
+                                 last_step, record["loss"], record["learning_rate"],
+                                 record["examples_per_second"], left)
+                    with writer.as_default(step=step):
+                        for name in ("loss", "learning_rate", "examples_per_second"):
+                            tf.summary.scalar(name, record[name])
+                    secs = self.config.cadence.save_checkpoints_secs
+                    due = secs is not None and time.time() - last_save >= secs
+                    if due or step % self.save_checkpoints_steps == 0 or step >= num_train_steps:
+                        self.training_checkpoints.save(step)
+                        last_save = time.time()
+                # One that came during the last loop stops the run here.
+                raise_if_stopped()
+            except KeyboardInterrupt as interrupt:
+                # Ctrl-C or SIGTERM: cli.run prints this in its one line.
+                interrupt.add_note(self.training_checkpoints.resume_note(self.global_step))
+                raise
         writer.flush()
         self.training_checkpoints.close()
         return history

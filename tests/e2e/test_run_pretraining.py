@@ -320,8 +320,10 @@ def test_an_interrupt_ends_in_one_line_that_says_how_to_resume(tmp_path, synthet
     finally:
         process.kill()
         process.wait()
-    assert process.returncode == 128 + signal_number
+    assert process.returncode == 128 + signal_number, stderr[-3000:]
     assert "Traceback" not in stderr
+    # Held until the loop in progress ended (interrupts.held).
+    assert f"{cause}: stopping after this training loop" in stderr
     last = stderr.strip().splitlines()[-1]
     latest = tf.train.latest_checkpoint(str(output_dir))
     match = re.fullmatch(f"run_pretraining.py: interrupted by {cause} at step (\\d+); the last "
