@@ -271,16 +271,8 @@ class Trainer:
                     fitting = loop_steps(step_seconds, self.iterations_per_loop,
                                          self.config.cadence.log_every_secs)
                     steps = min(fitting, num_train_steps - step, to_checkpoint)
-                    start = time.time()
-                    with memory.releasing_free_memory(enabled=self._jit_compile):
-                        self._train_loop(iterator, tf.constant(steps, tf.int32))
-                    step = self.global_step
-                    elapsed = time.time() - start
-                    step_seconds = elapsed / steps
-                    record = {"step": step, "loss": float(self.train_metrics["loss"].result()),
-                              "learning_rate": float(self.optimizer.learning_rate),
-                              "examples_per_second": steps * global_batch_size / elapsed}
-                    self.train_metrics["loss"].reset_state()
+                    record, step_seconds = self._timed_loop(iterator, steps, global_batch_size)
+                    step = record["step"]
                     history.append(record)
                     # The first loop's time includes compiling: no estimate from it.
                     left = (f"  {format_duration((last_step - step) * step_seconds)} left"
@@ -305,6 +297,29 @@ class Trainer:
         writer.flush()
         self.training_checkpoints.close()
         return history
+
+    def _timed_loop(self, iterator, steps, global_batch_size):
+        """Runs one loop of `steps` optimizer updates and measures it.
+
+        Args:
+          iterator: The training input (_training_input).
+          steps: Optimizer updates in this loop.
+          global_batch_size: Examples per update, for examples/s.
+
+        Returns:
+          (record, step_seconds): the loop's history record (step after it,
+          its mean loss, the learning rate, examples/s) and its seconds per
+          step.
+        """
+        start = time.time()
+        with memory.releasing_free_memory(enabled=self._jit_compile):
+            self._train_loop(iterator, tf.constant(steps, tf.int32))
+        elapsed = time.time() - start
+        record = {"step": self.global_step, "loss": float(self.train_metrics["loss"].result()),
+                  "learning_rate": float(self.optimizer.learning_rate),
+                  "examples_per_second": steps * global_batch_size / elapsed}
+        self.train_metrics["loss"].reset_state()
+        return record, elapsed / steps
 
     def _training_input(self, dataset_fn):
         """The iterator over the training input: one per Trainer, and per run.
